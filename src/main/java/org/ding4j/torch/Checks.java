@@ -1,0 +1,72 @@
+package org.ding4j.torch;
+
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/** Argument checks shared by the native boundary; each message names the value and the rule it breaks. */
+final class Checks
+{
+    private Checks()
+    {
+    }
+
+    static void nonNegativeFinite(final String name, final double value)
+    {
+        if (!(value >= 0.0) || Double.isInfinite(value))
+        {
+            throw new IllegalArgumentException(name + ": expected a finite number >= 0, got " + value);
+        }
+    }
+
+    static void unitInterval(final String name, final double value)
+    {
+        if (!(value >= 0.0 && value < 1.0))
+        {
+            throw new IllegalArgumentException(name + ": expected a number in [0, 1), got " + value);
+        }
+    }
+
+    /** JavaCPP enums returned from native code are not the interned constants: compare their values. */
+    static boolean isFloat32(final Tensor t)
+    {
+        return torch.ScalarType.Float.value == t.scalar_type().value;
+    }
+
+    /**
+     * Checks that a tensor is a buffer the native kernels can take: defined, CPU, float32, contiguous, and of the
+     * expected length (the first buffer's, or any positive length when {@code numel} is negative).
+     *
+     * @return the tensor's element count
+     */
+    static long cpuFloatBuffer(final String name, final Tensor t, final long numel)
+    {
+        if (null == t || t.isNull() || !t.defined())
+        {
+            throw new IllegalArgumentException(name + ": undefined tensor");
+        }
+        if (!t.is_cpu())
+        {
+            throw new IllegalArgumentException(name + ": expected a CPU tensor, got device " + t.device().str()
+                .getString() + " (the CUDA kernels are built by cppbuild.sh --cuda)");
+        }
+        if (!isFloat32(t))
+        {
+            throw new IllegalArgumentException(name + ": expected dtype Float, got " + t.scalar_type());
+        }
+        if (!t.is_contiguous())
+        {
+            throw new IllegalArgumentException(name + ": expected a contiguous tensor, got a strided view"
+                + " (call contiguous() or flatten the parameters with FlatParameters)");
+        }
+        final long n = t.numel();
+        if (0 == n)
+        {
+            throw new IllegalArgumentException(name + ": zero-length buffer");
+        }
+        if (numel >= 0 && n != numel)
+        {
+            throw new IllegalArgumentException(name + ": expected numel=" + numel + ", got numel=" + n);
+        }
+        return n;
+    }
+}

@@ -1,0 +1,44 @@
+package org.ding4j.torch;
+
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.annotation.Namespace;
+import org.bytedeco.javacpp.annotation.Properties;
+import org.ding4j.torch.presets.Ding4jKernelsPresets;
+
+/**
+ * JNI peer of {@code native/ding4j_kernels.h}. Addresses are raw {@code data_ptr()} values of contiguous
+ * CPU float32 tensors; nothing here checks them, so only the validated wrappers in this package
+ * ({@link FusedAdam}, {@link FusedSgd}, {@link FlatParameters}) call in.
+ */
+@Properties(inherit = Ding4jKernelsPresets.class)
+@Namespace("ding4j")
+final class NativeKernels
+{
+    static
+    {
+        Loader.load();
+    }
+
+    private NativeKernels()
+    {
+    }
+
+    /** Loads the library now rather than at the first kernel call. */
+    static void load()
+    {
+        // The static initialiser does the work.
+    }
+
+    static native void fill_zero(long address, long bytes);
+
+    static native double sum_squares(long gradAddress, long n);
+
+    static native void adam_step(
+        long paramAddress, long gradAddress, long expAvgAddress, long expAvgSqAddress, long maxExpAvgSqAddress,
+        long n, double lr, double beta1, double beta2, double eps, double weightDecay, long step,
+        int amsgrad, int decoupled, float gradScale);
+
+    static native void sgd_step(
+        long paramAddress, long gradAddress, long momentumAddress, long n, double lr, double momentum,
+        double dampening, double weightDecay, int nesterov, int first, float gradScale);
+}

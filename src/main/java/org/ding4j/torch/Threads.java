@@ -1,0 +1,137 @@
+package org.ding4j.torch;
+
+import org.bytedeco.openblas.global.openblas_nolapack;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * The one place that sets libtorch's and OpenBLAS's thread pools, once per process, before training starts.
+ * <p>
+ * Why it exists: the JavaCPP libtorch links OpenBLAS (its own pthread pool) and libgomp (libtorch's intra-op pool,
+ * spin-waiting by default). With both pools at their defaults on a 2-core machine they fight over the cores and
+ * an update of a small MLP takes 23 ms instead of 0.5 ms (DESIGN.md; benchmarks/README.md has our own numbers).
+ * <p>
+ * The rule, measured in {@code benchmarks/} ({@code ThreadsBenchmark}):
+ * <ul>
+ *   <li>intra-op threads = 1: the element-wise ops of RL-sized nets are too small to split, and one libgomp
+ *       thread cannot spin against OpenBLAS;</li>
+ *   <li>inter-op threads = 1: a learner runs one graph at a time;</li>
+ *   <li>OpenBLAS threads = the available cores, at most {@value #MAX_DEFAULT_BLAS_THREADS}: the matrix products
+ *       of a large net do gain from them, and OpenBLAS parks idle workers instead of spinning.</li>
+ * </ul>
+ * Each can be overridden with a system property: {@value #INTRA_OP_PROPERTY}, {@value #INTER_OP_PROPERTY},
+ * {@value #BLAS_PROPERTY}. Environment variables such as {@code OMP_NUM_THREADS} must be set before the JVM
+ * starts; the {@code ./ding4j} launcher does that.
+ * <p>
+ * Thread-safe; {@link #configure()} is idempotent and returns the settings in force.
+ */
+public final class Threads
+{
+    /** System property: libtorch intra-op threads. */
+    public static final String INTRA_OP_PROPERTY = "ding4j.threads.intraOp";
+    /** System property: libtorch inter-op threads. */
+    public static final String INTER_OP_PROPERTY = "ding4j.threads.interOp";
+    /** System property: OpenBLAS threads. */
+    public static final String BLAS_PROPERTY = "ding4j.threads.blas";
+    /** Upper bound of the default OpenBLAS thread count. */
+    public static final int MAX_DEFAULT_BLAS_THREADS = 4;
+
+    private static Settings applied;
+
+    private Threads()
+    {
+    }
+
+    /**
+     * Thread counts in force.
+     *
+     * @param intraOp libtorch intra-op threads
+     * @param interOp libtorch inter-op threads, or 0 when libtorch had already started its inter-op pool
+     * @param blas    OpenBLAS threads
+     */
+    public record Settings(int intraOp, int interOp, int blas)
+    {
+    }
+
+    /**
+     * Applies the defaults (or the system-property overrides) once.
+     *
+     * @return the settings in force
+     * @throws IllegalArgumentException if a property is not a positive integer
+     */
+    public static synchronized Settings configure()
+    {
+        if (null == applied)
+        {
+            final int cores = Runtime.getRuntime().availableProcessors();
+            apply(
+                positive(INTRA_OP_PROPERTY, 1),
+                positive(INTER_OP_PROPERTY, 1),
+                positive(BLAS_PROPERTY, Math.min(cores, MAX_DEFAULT_BLAS_THREADS)));
+        }
+        return applied;
+    }
+
+    /**
+     * Sets explicit thread counts (benchmarks and tests that compare settings).
+     *
+     * @param intraOp libtorch intra-op threads, positive
+     * @param interOp libtorch inter-op threads, positive; ignored once libtorch's inter-op pool has started
+     * @param blas    OpenBLAS threads, positive
+     * @return the settings in force
+     * @throws IllegalArgumentException if a count is not positive
+     */
+    public static synchronized Settings configure(final int intraOp, final int interOp, final int blas)
+    {
+        check("intraOp", intraOp);
+        check("interOp", interOp);
+        check("blas", blas);
+        apply(intraOp, interOp, blas);
+        return applied;
+    }
+
+    private static void apply(final int intraOp, final int interOp, final int blas)
+    {
+        torch.set_num_threads(intraOp);
+        int interOpInForce = interOp;
+        try
+        {
+            torch.set_num_interop_threads(interOp);
+        }
+        catch (final RuntimeException ex)
+        {
+            // libtorch allows this call only before its inter-op pool starts (and only once); later calls keep
+            // whatever is in force, which does not affect a learner that runs one graph at a time.
+            interOpInForce = null == applied ? 0 : applied.interOp();
+        }
+        openblas_nolapack.blas_set_num_threads(blas);
+        applied = new Settings(torch.get_num_threads(), interOpInForce, openblas_nolapack.blas_get_num_threads());
+    }
+
+    private static int positive(final String property, final int fallback)
+    {
+        final String value = System.getProperty(property);
+        if (null == value || value.isBlank())
+        {
+            return fallback;
+        }
+        final int parsed;
+        try
+        {
+            parsed = Integer.parseInt(value.trim());
+        }
+        catch (final NumberFormatException ex)
+        {
+            throw new IllegalArgumentException(property + ": expected a positive integer, got \"" + value + "\"", ex);
+        }
+        check(property, parsed);
+        return parsed;
+    }
+
+    private static void check(final String name, final int value)
+    {
+        if (value < 1)
+        {
+            throw new IllegalArgumentException(name + ": expected a positive integer, got " + value);
+        }
+    }
+}
