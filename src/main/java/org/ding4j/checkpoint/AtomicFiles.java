@@ -1,0 +1,78 @@
+package org.ding4j.checkpoint;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Objects;
+
+/**
+ * Writes files so that a crash never leaves a truncated file under the final name: the bytes go to a temporary
+ * file in the same folder, are forced to disk, the temporary file is renamed over the target atomically, and the
+ * folder is forced so that the rename itself survives a power cut. A reader sees the old file or the new one.
+ */
+public final class AtomicFiles
+{
+    private AtomicFiles()
+    {
+    }
+
+    /**
+     * Atomically replaces (or creates) a file, creating its folder if needed.
+     *
+     * @param target the final path
+     * @param bytes  the whole content
+     * @throws IOException if any step fails; the target is then untouched and the temporary file removed
+     */
+    public static void write(final Path target, final byte[] bytes) throws IOException
+    {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(bytes, "bytes");
+        final Path absolute = target.toAbsolutePath();
+        final Path folder = absolute.getParent();
+        Files.createDirectories(folder);
+        final Path temp = Files.createTempFile(folder, "." + absolute.getFileName(), ".tmp");
+        try
+        {
+            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
+                StandardOpenOption.TRUNCATE_EXISTING))
+            {
+                final ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining())
+                {
+                    channel.write(buffer);
+                }
+                channel.force(true);
+            }
+            try
+            {
+                Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            }
+            catch (final AtomicMoveNotSupportedException ex)
+            {
+                throw new IOException("cannot replace " + absolute + " atomically on this file system", ex);
+            }
+            forceFolder(folder);
+        }
+        finally
+        {
+            Files.deleteIfExists(temp);
+        }
+    }
+
+    private static void forceFolder(final Path folder)
+    {
+        try (FileChannel channel = FileChannel.open(folder, StandardOpenOption.READ))
+        {
+            channel.force(true);
+        }
+        catch (final IOException ex)
+        {
+            // Some file systems cannot open a folder for reading; the rename is still atomic there.
+        }
+    }
+}

@@ -1,0 +1,2 @@
+/** Checkpoint formats and atomic file writes. */
+package org.ding4j.checkpoint;

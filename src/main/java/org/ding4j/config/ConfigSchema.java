@@ -1,0 +1,226 @@
+package org.ding4j.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A component's {@code defaultConfig()} plus the rules its values keep. {@link #apply} deep-merges a user config
+ * over the defaults and checks the result: an unknown key, a value whose type differs from its default's, or a
+ * value that breaks a {@link ValueRule} fails at once with a {@link ConfigException} naming the full key path.
+ * <p>
+ * Sections marked open ({@link Builder#open}) accept keys the defaults lack (e.g. full-form hooks); their values
+ * are merged as given. Thread-safe (immutable).
+ */
+public final class ConfigSchema
+{
+    private final String root;
+    private final Config defaults;
+    private final Map<String, List<ValueRule>> rules;
+    private final List<String> openSections;
+
+    private ConfigSchema(final Builder builder)
+    {
+        this.root = builder.root;
+        this.defaults = builder.defaults;
+        this.rules = Collections.unmodifiableMap(new LinkedHashMap<>(builder.rules));
+        this.openSections = List.copyOf(builder.openSections);
+        // The defaults must keep their own rules; a broken default is a bug here, not the user's.
+        check(defaults, root);
+    }
+
+    /**
+     * @param root     the path the component's config sits at in error messages (e.g. "learner"), "" for none
+     * @param defaults the default tree
+     * @return a builder
+     */
+    public static Builder builder(final String root, final Config defaults)
+    {
+        return new Builder(root, defaults);
+    }
+
+    /** @return the defaults */
+    public Config defaults()
+    {
+        return defaults;
+    }
+
+    /**
+     * Deep-merges a user config over the defaults and checks it.
+     *
+     * @param user the user's values (null or empty: the defaults)
+     * @return the effective config
+     * @throws ConfigException naming the first bad key
+     */
+    public Config apply(final Config user)
+    {
+        if (null == user)
+        {
+            return defaults;
+        }
+        final Config merged = merge(defaults, user, root);
+        check(merged, root);
+        return merged;
+    }
+
+    private Config merge(final Config base, final Config over, final String path)
+    {
+        Config result = base;
+        for (final String key : over.keys())
+        {
+            final String keyPath = Config.join(path, key);
+            final Object value = over.get(key);
+            if (!base.has(key))
+            {
+                if (!openSections.contains(path))
+                {
+                    throw new ConfigException(keyPath, "unknown key (known keys: " + String.join(", ", base.keys())
+                        + ")");
+                }
+                result = result.with(key, value);
+                continue;
+            }
+            final Object defaultValue = base.get(key);
+            result = result.with(key, mergeValue(keyPath, defaultValue, value));
+        }
+        return result;
+    }
+
+    private Object mergeValue(final String keyPath, final Object defaultValue, final Object value)
+    {
+        if (defaultValue instanceof Config section)
+        {
+            if (!(value instanceof Config userSection))
+            {
+                throw new ConfigException(keyPath, "expected a section (map), got " + Config.describe(value));
+            }
+            return merge(section, userSection, keyPath);
+        }
+        if (null == defaultValue || null == value)
+        {
+            // A null default takes any value; a null value keeps a null-able key empty.
+            return value;
+        }
+        final String expected = typeMismatch(defaultValue, value);
+        if (null != expected)
+        {
+            throw new ConfigException(keyPath, expected + ", got " + Config.describe(value));
+        }
+        if (defaultValue instanceof Double && value instanceof Long l)
+        {
+            return l.doubleValue();
+        }
+        return value;
+    }
+
+    private static String typeMismatch(final Object defaultValue, final Object value)
+    {
+        if (defaultValue instanceof Long)
+        {
+            return value instanceof Long || (value instanceof Double d && d == Math.rint(d)) ? null
+                : "expected an integer";
+        }
+        if (defaultValue instanceof Double)
+        {
+            return value instanceof Number ? null : "expected a number";
+        }
+        if (defaultValue instanceof Boolean)
+        {
+            return value instanceof Boolean ? null : "expected a boolean";
+        }
+        if (defaultValue instanceof String)
+        {
+            return value instanceof String ? null : "expected a string";
+        }
+        if (defaultValue instanceof List)
+        {
+            return value instanceof List ? null : "expected a list";
+        }
+        return null;
+    }
+
+    private void check(final Config merged, final String path)
+    {
+        for (final Map.Entry<String, List<ValueRule>> entry : rules.entrySet())
+        {
+            final String relative = entry.getKey();
+            final Object value = lookup(merged, relative);
+            if (null == value)
+            {
+                continue;
+            }
+            for (final ValueRule rule : entry.getValue())
+            {
+                final String problem = rule.check(value);
+                if (null != problem)
+                {
+                    throw new ConfigException(Config.join(path, relative), problem + ", got " + Config.describe(value));
+                }
+            }
+        }
+    }
+
+    private static Object lookup(final Config config, final String dottedKey)
+    {
+        Config node = config;
+        final String[] parts = dottedKey.split("\\.");
+        for (int i = 0; i < parts.length - 1; i++)
+        {
+            if (!node.has(parts[i]) || !(node.get(parts[i]) instanceof Config next))
+            {
+                return null;
+            }
+            node = next;
+        }
+        final String last = parts[parts.length - 1];
+        return node.has(last) ? node.get(last) : null;
+    }
+
+    /** Collects the defaults, rules and open sections; {@link #build()} checks the defaults against the rules. */
+    public static final class Builder
+    {
+        private final String root;
+        private final Config defaults;
+        private final Map<String, List<ValueRule>> rules = new LinkedHashMap<>();
+        private final List<String> openSections = new ArrayList<>();
+
+        private Builder(final String root, final Config defaults)
+        {
+            this.root = Objects.requireNonNull(root, "root");
+            this.defaults = Objects.requireNonNull(defaults, "defaults");
+        }
+
+        /**
+         * @param dottedKey path relative to the component's root
+         * @param rule      what its value must keep
+         * @return this
+         */
+        public Builder rule(final String dottedKey, final ValueRule rule)
+        {
+            rules.computeIfAbsent(dottedKey, k -> new ArrayList<>()).add(Objects.requireNonNull(rule, "rule"));
+            return this;
+        }
+
+        /**
+         * @param dottedKey a section, relative to the root ("" for the root itself), that accepts unknown keys
+         * @return this
+         */
+        public Builder open(final String dottedKey)
+        {
+            openSections.add(dottedKey.isEmpty() ? root : Config.join(root, dottedKey));
+            return this;
+        }
+
+        /**
+         * @return the schema
+         * @throws ConfigException if a default breaks a rule
+         */
+        public ConfigSchema build()
+        {
+            return new ConfigSchema(this);
+        }
+    }
+}
