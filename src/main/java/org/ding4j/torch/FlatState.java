@@ -49,20 +49,15 @@ final class FlatState implements AutoCloseable
     }
 
     /**
-     * A copy of one parameter's slice, shaped like the parameter; the caller owns it and frees it with close().
+     * A copy of one parameter's slice, shaped like the parameter. It belongs to the caller's
+     * {@link PointerScope} when there is one (else to the GC, or to the caller's {@code close()}).
      */
     Tensor export(final int parameter)
     {
         final FlatParameters.Group group = params.groupOf(parameter);
         final Tensor buffer = buffers[group.index()].get();
         final long n = numelOf(params.shape(parameter));
-        try (PointerScope scope = new PointerScope())
-        {
-            final Tensor copy = buffer.narrow(0, params.offset(parameter), n).view(params.shape(parameter)).clone();
-            // Outlives this scope: the caller releases it with close().
-            copy.retainReference();
-            return copy;
-        }
+        return buffer.narrow(0, params.offset(parameter), n).view(params.shape(parameter)).clone();
     }
 
     /**

@@ -117,8 +117,8 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
      * The state in PyTorch's {@code optimizer.state_dict()} layout:
      * {@code {"state": {index: {"step": Long, key: Tensor, ...}}, "param_groups": [{hyper-parameters...,
      * "params": [0, 1, ...]}]}} with parameter indices in {@link FlatParameters} order. Like PyTorch, a parameter has
-     * no entry in {@code state} before the first step. The tensors are copies shaped like their parameters; the
-     * caller owns them (close each, or hand them to a checkpoint writer that does).
+     * no entry in {@code state} before the first step. The tensors are copies shaped like their parameters that
+     * belong to the caller's {@link org.bytedeco.javacpp.PointerScope} (call this inside one).
      *
      * @return a mutable map in that layout
      */

@@ -63,8 +63,6 @@ class OptimizerStateTest
                 assertTrue(expAvgSq.allclose(grad.mul(grad).mul(new org.bytedeco.pytorch.Scalar(0.001)), 1e-5,
                     1e-15, false), flat.name(i));
                 assertTrue(!entry.containsKey("max_exp_avg_sq"));
-                expAvg.close();
-                expAvgSq.close();
             }
         }
         finally

@@ -1,0 +1,271 @@
+package org.ding4j.data;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
+
+/**
+ * DI-engine's {@code AsyncDataLoader}: fetches batches from a {@link DataSource} ahead of the learner into a
+ * bounded queue of {@code 2 x max(1, workers)} batches. With more than one worker a batch is split into
+ * {@code batch_size / chunk_size} chunks fetched in parallel and joined by a {@link Collate}; batches come out in
+ * the order they were started.
+ * <p>
+ * Threads: one producer thread (plus a pool of {@code workers} threads when workers > 1) fills an Agrona
+ * one-to-one queue; one consumer (the learner's training thread) calls {@link #next()}, which waits with a backoff
+ * idle strategy instead of sleeping. A failure in any loader thread reaches the consumer's next {@code next()} as a
+ * {@link DataLoaderException}. {@link #close()} (any thread) stops every thread promptly; {@code next()} then
+ * returns null.
+ *
+ * @param <T> the batch type
+ */
+public final class AsyncDataLoader<T> implements AutoCloseable
+{
+    private static final long JOIN_TIMEOUT_MS = 5_000;
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final DataSource<T> source;
+    private final Collate<T> collate;
+    private final int batchSize;
+    private final int chunkSize;
+    private final int workers;
+    private final int capacity;
+    private final OneToOneConcurrentArrayQueue<T> queue;
+    private final Thread producer;
+    private final ExecutorService pool;
+    private volatile boolean closed;
+    private volatile boolean wakeUp;
+    private volatile Throwable failure;
+    private final IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
+
+    /**
+     * Builds the loader and starts its threads.
+     *
+     * @param source     where batches come from
+     * @param batchSize  samples per batch, > 0
+     * @param device     the policy's device; "cpu" (CUDA copies ahead of use are not available in this build)
+     * @param chunkSize  samples per chunk, > 0, dividing batchSize when workers > 1
+     * @param numWorkers >= 0; 0 and 1 fetch whole batches on the producer thread
+     * @param collate    joins chunks; may be null when chunks are lists, or when no batch is split
+     * @throws IllegalArgumentException naming the bad setting
+     */
+    public AsyncDataLoader(
+        final DataSource<T> source, final int batchSize, final String device, final int chunkSize,
+        final int numWorkers, final Collate<T> collate)
+    {
+        this.source = Objects.requireNonNull(source, "source");
+        if (batchSize <= 0)
+        {
+            throw new IllegalArgumentException("batch_size: expected a positive integer, got " + batchSize);
+        }
+        if (numWorkers < 0)
+        {
+            throw new IllegalArgumentException("dataloader.num_workers: expected a non-negative integer, got "
+                + numWorkers);
+        }
+        if (chunkSize <= 0)
+        {
+            throw new IllegalArgumentException("dataloader.chunk_size: expected a positive integer, got " + chunkSize);
+        }
+        if (numWorkers > 1 && 0 != batchSize % chunkSize)
+        {
+            throw new IllegalArgumentException("dataloader.chunk_size: " + chunkSize + " must divide batch_size="
+                + batchSize);
+        }
+        if (null != device && !"cpu".equals(device))
+        {
+            throw new IllegalArgumentException("device: " + device + " is not supported by this build's data "
+                + "loader (CPU batches only)");
+        }
+        this.batchSize = batchSize;
+        this.chunkSize = chunkSize;
+        this.workers = numWorkers;
+        this.collate = null != collate ? collate : listCollate();
+        this.capacity = 2 * Math.max(1, numWorkers);
+        this.queue = new OneToOneConcurrentArrayQueue<>(capacity);
+        final int id = INSTANCES.incrementAndGet();
+        this.pool = numWorkers > 1 ? Executors.newFixedThreadPool(numWorkers, r -> {
+            final Thread t = new Thread(r, "ding4j-loader-" + id + "-worker");
+            t.setDaemon(true);
+            return t;
+        }) : null;
+        this.producer = new Thread(this::produce, "ding4j-loader-" + id);
+        producer.setDaemon(true);
+        producer.start();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> Collate<T> listCollate()
+    {
+        return chunks -> (T)Collate.lists().merge((List<List<Object>>)(List<?>)chunks);
+    }
+
+    /**
+     * The next batch, waiting for it.
+     *
+     * @return the batch, or null once the loader is closed or woken up
+     * @throws DataLoaderException if a loader thread failed
+     */
+    public T next()
+    {
+        final IdleStrategy idle = consumerIdle;
+        idle.reset();
+        while (true)
+        {
+            final T batch = queue.poll();
+            if (null != batch)
+            {
+                return batch;
+            }
+            final Throwable t = failure;
+            if (null != t)
+            {
+                throw new DataLoaderException(t);
+            }
+            if (closed || wakeUp)
+            {
+                return null;
+            }
+            idle.idle();
+        }
+    }
+
+    /** Makes a waiting {@link #next()} return null (a stop signal), from any thread; the loader keeps running. */
+    public void wakeUp()
+    {
+        wakeUp = true;
+    }
+
+    /** @return the queue bound in batches */
+    public int capacity()
+    {
+        return capacity;
+    }
+
+    private void produce()
+    {
+        final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
+        try
+        {
+            if (null == pool)
+            {
+                while (!closed)
+                {
+                    publish(source.get(batchSize), idle);
+                }
+            }
+            else
+            {
+                producePooled(idle);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            // close() interrupts a producer that waits on the source or the workers.
+            Thread.currentThread().interrupt();
+        }
+        catch (final Throwable t)
+        {
+            if (!closed)
+            {
+                failure = unwrap(t);
+            }
+        }
+    }
+
+    private void producePooled(final IdleStrategy idle) throws Exception
+    {
+        final int chunks = batchSize / chunkSize;
+        final ArrayDeque<List<Future<T>>> inFlight = new ArrayDeque<>();
+        while (!closed)
+        {
+            // Keep as many batches started as the queue could hold, so workers stay busy while the learner trains.
+            while (inFlight.size() < capacity)
+            {
+                final List<Future<T>> jobs = new ArrayList<>(chunks);
+                for (int c = 0; c < chunks; c++)
+                {
+                    jobs.add(pool.submit(() -> source.get(chunkSize)));
+                }
+                inFlight.add(jobs);
+            }
+            final List<Future<T>> head = inFlight.poll();
+            final List<T> parts = new ArrayList<>(chunks);
+            for (final Future<T> job : head)
+            {
+                parts.add(job.get());
+            }
+            publish(collate.merge(parts), idle);
+        }
+    }
+
+    private void publish(final T batch, final IdleStrategy idle) throws InterruptedException
+    {
+        if (null == batch)
+        {
+            throw new IllegalStateException("data source returned null");
+        }
+        idle.reset();
+        while (!closed)
+        {
+            if (queue.size() < capacity && queue.offer(batch))
+            {
+                return;
+            }
+            if (Thread.interrupted())
+            {
+                throw new InterruptedException();
+            }
+            idle.idle();
+        }
+    }
+
+    private static Throwable unwrap(final Throwable t)
+    {
+        return t instanceof ExecutionException && null != t.getCause() ? t.getCause() : t;
+    }
+
+    /** Stops every loader thread promptly (waiting up to 5 s for them); later calls do nothing. */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        producer.interrupt();
+        if (null != pool)
+        {
+            pool.shutdownNow();
+        }
+        try
+        {
+            producer.join(JOIN_TIMEOUT_MS);
+            if (null != pool)
+            {
+                pool.awaitTermination(JOIN_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            }
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** @return whether the producer thread has ended (after close, or after a failure) */
+    public boolean isStopped()
+    {
+        return !producer.isAlive();
+    }
+}

@@ -1,0 +1,2 @@
+/** The asynchronous data loader that feeds the learner in parallel mode. */
+package org.ding4j.data;

@@ -1,0 +1,68 @@
+package org.ding4j.hook;
+
+import java.util.Objects;
+
+import org.ding4j.learner.BaseLearner;
+
+/**
+ * A plug-in the learner calls at one {@link HookPosition}. Hooks run on the training thread, in ascending
+ * priority (lower first) and, among equal priorities, in the order they were added.
+ * <p>
+ * A subclass registered by type ({@link HookRegistry#registerLearnerHook}) has a public constructor
+ * {@code (String name, int priority, HookPosition position, Config extArgs)}.
+ */
+public abstract class LearnerHook
+{
+    private final String name;
+    private final int priority;
+    private final HookPosition position;
+
+    /**
+     * @param name     unique among the learner's hooks at one position, by convention
+     * @param priority >= 0, lower runs first
+     * @param position where it runs
+     * @throws IllegalArgumentException if the priority is negative
+     */
+    protected LearnerHook(final String name, final int priority, final HookPosition position)
+    {
+        this.name = Objects.requireNonNull(name, "name");
+        this.position = Objects.requireNonNull(position, "position");
+        if (priority < 0)
+        {
+            throw new IllegalArgumentException("hook " + name + ": priority must be >= 0, got " + priority);
+        }
+        this.priority = priority;
+    }
+
+    /** @return the hook's name */
+    public final String name()
+    {
+        return name;
+    }
+
+    /** @return its priority, lower first */
+    public final int priority()
+    {
+        return priority;
+    }
+
+    /** @return where it runs */
+    public final HookPosition position()
+    {
+        return position;
+    }
+
+    /**
+     * Does the hook's work.
+     *
+     * @param learner the learner calling it
+     * @throws Exception any failure; the learner reports it with this hook's name and position
+     */
+    public abstract void call(BaseLearner learner) throws Exception;
+
+    @Override
+    public String toString()
+    {
+        return name + "@" + position.configName() + "/" + priority;
+    }
+}

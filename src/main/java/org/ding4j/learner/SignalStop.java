@@ -1,0 +1,52 @@
+package org.ding4j.learner;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
+
+/**
+ * SIGINT/SIGTERM handlers for the duration of {@code start()}: the handler only runs a flag-setting action (on the
+ * JVM's signal thread), so nothing is saved from inside a handler; {@link #restore()} puts the previous handlers
+ * back. Where the platform refuses a signal (e.g. the JVM was started with {@code -Xrs}), it is left alone.
+ */
+final class SignalStop
+{
+    private static final String[] SIGNALS = {"INT", "TERM"};
+
+    private final List<Signal> signals = new ArrayList<>();
+    private final List<SignalHandler> previous = new ArrayList<>();
+
+    private SignalStop()
+    {
+    }
+
+    static SignalStop install(final Runnable onSignal)
+    {
+        final SignalStop stop = new SignalStop();
+        final SignalHandler handler = signal -> onSignal.run();
+        for (final String name : SIGNALS)
+        {
+            try
+            {
+                final Signal signal = new Signal(name);
+                stop.previous.add(Signal.handle(signal, handler));
+                stop.signals.add(signal);
+            }
+            catch (final IllegalArgumentException ex)
+            {
+                // The JVM reserves this signal here; the default behaviour stays.
+            }
+        }
+        return stop;
+    }
+
+    void restore()
+    {
+        for (int i = 0; i < signals.size(); i++)
+        {
+            Signal.handle(signals.get(i), previous.get(i));
+        }
+    }
+}

@@ -1,0 +1,119 @@
+package org.ding4j.log;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The learner's three log buffers, as DI-engine's {@code log_buffer}: {@code scalar} (name -> number),
+ * {@code scalars} (name -> map of numbers) and {@code histogram} (name -> numbers). The log hooks read and clear
+ * them every iteration. Single-writer: the training thread owns it.
+ */
+public final class LogBuffer
+{
+    /** Prefix of a log var that goes to {@link #scalars()}. */
+    public static final String SCALARS_PREFIX = "[scalars]";
+    /** Prefix of a log var that goes to {@link #histogram()}. */
+    public static final String HISTOGRAM_PREFIX = "[histogram]";
+
+    private final ScalarDict scalar = new ScalarDict();
+    private final Map<String, Map<String, Double>> scalars = new LinkedHashMap<>();
+    private final Map<String, double[]> histogram = new LinkedHashMap<>();
+
+    /** @return the {@code scalar} buffer */
+    public ScalarDict scalar()
+    {
+        return scalar;
+    }
+
+    /** @return the {@code scalars} buffer (mutable) */
+    public Map<String, Map<String, Double>> scalars()
+    {
+        return scalars;
+    }
+
+    /** @return the {@code histogram} buffer (mutable) */
+    public Map<String, double[]> histogram()
+    {
+        return histogram;
+    }
+
+    /**
+     * Routes one DI-engine-style log var: {@code [scalars]k} to {@code scalars}, {@code [histogram]k} to
+     * {@code histogram}, anything else to {@code scalar} (prefix stripped, as DI-engine splits on the last ']').
+     *
+     * @param key   the log var's name
+     * @param value a number, a map of numbers (scalars) or numbers (histogram)
+     * @throws IllegalArgumentException naming the key if the value does not fit its buffer
+     */
+    public void route(final String key, final Object value)
+    {
+        if (key.contains(SCALARS_PREFIX))
+        {
+            final String name = key.substring(key.lastIndexOf(']') + 1);
+            if (!(value instanceof Map<?, ?> map))
+            {
+                throw new IllegalArgumentException("log var " + key + ": expected a map of numbers, got " + value);
+            }
+            final Map<String, Double> numbers = new LinkedHashMap<>();
+            map.forEach((k, v) -> numbers.put(String.valueOf(k), number(key + "." + k, v)));
+            scalars.put(name, numbers);
+        }
+        else if (key.contains(HISTOGRAM_PREFIX))
+        {
+            histogram.put(key.substring(key.lastIndexOf(']') + 1), numbers(key, value));
+        }
+        else
+        {
+            scalar.put(key, number(key, value));
+        }
+    }
+
+    private static double number(final String key, final Object value)
+    {
+        if (value instanceof Number n)
+        {
+            return n.doubleValue();
+        }
+        if (value instanceof Boolean b)
+        {
+            return b ? 1.0 : 0.0;
+        }
+        throw new IllegalArgumentException("log var " + key + ": expected a number, got "
+            + (null == value ? "null" : value.getClass().getSimpleName() + " " + value));
+    }
+
+    private static double[] numbers(final String key, final Object value)
+    {
+        if (value instanceof double[] array)
+        {
+            return array.clone();
+        }
+        if (value instanceof float[] array)
+        {
+            final double[] copy = new double[array.length];
+            for (int i = 0; i < array.length; i++)
+            {
+                copy[i] = array[i];
+            }
+            return copy;
+        }
+        if (value instanceof java.util.List<?> list)
+        {
+            final double[] copy = new double[list.size()];
+            for (int i = 0; i < copy.length; i++)
+            {
+                copy[i] = number(key + "[" + i + "]", list.get(i));
+            }
+            return copy;
+        }
+        throw new IllegalArgumentException("log var " + key + ": expected numbers for a histogram, got " + value);
+    }
+
+    /** Clears all three buffers. */
+    public void clear()
+    {
+        scalar.clear();
+        scalars.clear();
+        histogram.clear();
+    }
+}

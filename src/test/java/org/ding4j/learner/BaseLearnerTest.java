@@ -1,0 +1,348 @@
+package org.ding4j.learner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.hook.HookException;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.LearnerHook;
+import org.ding4j.log.SummaryWriter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** DI-engine's test_base_learner.py scenarios, adapted to completed-update counting. */
+class BaseLearnerTest
+{
+    @TempDir
+    Path dir;
+
+    private BaseLearner learner(final String exp, final String... overrides)
+    {
+        return learner(exp, new CountingPolicy(), overrides);
+    }
+
+    private BaseLearner learner(final String exp, final CountingPolicy policy, final String... overrides)
+    {
+        final Config cfg = ConfigFiles.override(Config.empty(), List.of(overrides));
+        return new BaseLearner(cfg, policy, null, DistInfo.single(), dir.resolve(exp).toString(), "learner");
+    }
+
+    private Set<String> checkpoints(final String exp) throws IOException
+    {
+        try (Stream<Path> files = Files.list(dir.resolve(exp).resolve("ckpt")))
+        {
+            return files.map(p -> p.getFileName().toString()).collect(Collectors.toCollection(TreeSet::new));
+        }
+    }
+
+    @Test
+    void shouldSaveIterationCheckpointsThatHoldExactlyTheirUpdatesAndResumeWithTheNextOne() throws IOException
+    {
+        try (BaseLearner first = learner("first", "hook.save_ckpt_after_iter=5", "hook.log_show_after_iter=5"))
+        {
+            first.callHook(HookPosition.BEFORE_RUN);
+            for (int i = 0; i < 5; i++)
+            {
+                first.train(List.of(), i * 10, null);
+            }
+            assertEquals(Set.of("iteration_5.pth.tar"), checkpoints("first"));
+            final Map<String, Object> saved = first.checkpointIO().read(first.checkpointDir().resolve("iteration_5.pth.tar"));
+            assertEquals(5L, saved.get("last_iter"));
+            assertEquals(40L, saved.get("last_step"));
+            assertEquals(5L, ((Map<?, ?>)saved.get("model")).get("updates"), "iteration_5 holds exactly 5 updates");
+        }
+
+        final CountingPolicy resumed = new CountingPolicy();
+        final String ckpt = dir.resolve("first/ckpt/iteration_5.pth.tar").toString();
+        try (BaseLearner second = learner("second", resumed, "hook.save_ckpt_after_iter=5",
+            "hook.load_ckpt_before_run=" + ckpt))
+        {
+            second.callHook(HookPosition.BEFORE_RUN);
+            assertEquals(5, second.trainIter());
+            assertEquals(40, second.collectorEnvstep());
+            assertEquals(5, resumed.updates);
+            for (int i = 0; i < 10; i++)
+            {
+                second.train(List.of());
+            }
+            second.callHook(HookPosition.AFTER_RUN);
+            assertEquals(15, second.trainIter());
+            assertEquals(Set.of("iteration_10.pth.tar", "iteration_15.pth.tar"), checkpoints("second"),
+                "not 0, 4, 7, 12: resumed at 5, saved at 10 and 15 (and the after-run save at 15)");
+        }
+    }
+
+    @Test
+    void shouldReportLearnInfoAndPriorityWithReplayIds()
+    {
+        final CountingPolicy policy = new CountingPolicy();
+        policy.withPriority = true;
+        try (BaseLearner learner = learner("info", policy))
+        {
+            final List<Map<String, Object>> batch = List.of(
+                Map.of("replay_buffer_idx", 3, "replay_unique_id", "a"),
+                Map.of("replay_buffer_idx", 7, "replay_unique_id", "b"));
+            final Object out = learner.train(batch, 100, Map.of());
+            assertTrue(out instanceof Map);
+            final Map<String, Object> info = learner.learnInfo().toMap();
+            assertEquals(List.of("learner_step", "priority_info", "learner_done"), new ArrayList<>(info.keySet()));
+            assertEquals(1L, info.get("learner_step"));
+            assertEquals(false, info.get("learner_done"));
+            final Map<?, ?> priority = (Map<?, ?>)info.get("priority_info");
+            assertEquals(List.of(0.5, 0.25), priority.get("priority"));
+            assertEquals(List.of(3, 7), priority.get("replay_buffer_idx"));
+            assertEquals(List.of("a", "b"), priority.get("replay_unique_id"));
+            assertEquals(100, learner.collectorEnvstep());
+        }
+    }
+
+    @Test
+    void shouldRouteLogVarsAndHaveTrainTimeBeforeAfterIterHooks()
+    {
+        final CountingPolicy policy = new CountingPolicy();
+        policy.updatesPerCall = 3;
+        final List<String> seen = new ArrayList<>();
+        try (BaseLearner learner = learner("route", policy, "hook.log_show_after_iter=1000"))
+        {
+            learner.registerHook(new LearnerHook("probe", 0, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    seen.add(l.trainIter() + ":" + l.logBuffer().scalar().has("train_time") + ":"
+                        + l.logBuffer().scalar().has("total_loss") + ":" + l.logBuffer().scalars().get("q") + ":"
+                        + l.logBuffer().histogram().get("td").length);
+                }
+            });
+            final Object out = learner.train(List.of());
+            assertEquals(3, ((List<?>)out).size());
+            assertEquals(3, learner.trainIter(), "a list of three maps is three updates");
+            assertEquals(List.of("1:true:true:{a=1.0, b=2.0}:3", "2:true:true:{a=1.0, b=2.0}:3",
+                "3:true:true:{a=1.0, b=2.0}:3"), seen);
+        }
+    }
+
+    @Test
+    void shouldRejectAPolicyResultOfAnotherTypeAndTrainingWithoutAPolicy()
+    {
+        try (BaseLearner learner = new BaseLearner(null, null, null, DistInfo.single(), dir.resolve("x").toString(),
+            "learner"))
+        {
+            final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> learner.train(List.of()));
+            assertTrue(ex.getMessage().contains("please set learner policy"));
+            learner.policy(new CountingPolicy()
+            {
+                @Override
+                public Object forward(final Object data, final Map<String, Object> kwargs)
+                {
+                    return 42;
+                }
+            });
+            final IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> learner.train(List.of()));
+            assertEquals("policy.forward returned java.lang.Integer; expected a Map of log vars or a List of them",
+                bad.getMessage());
+        }
+    }
+
+    @Test
+    void shouldLogAveragesAndWriteSummariesEveryFreqIterationsThenClearTheBuffers()
+    {
+        final RecordingWriter writer = new RecordingWriter();
+        try (BaseLearner learner = new BaseLearner(
+            ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=2")), new CountingPolicy(), writer,
+            DistInfo.single(), dir.resolve("show").toString(), "learner"))
+        {
+            for (int i = 0; i < 4; i++)
+            {
+                learner.train(List.of(), 7, null);
+            }
+            assertEquals(List.of(
+                "learner_iter/cur_lr_avg@2=0.1", "learner_step/cur_lr_avg@7=0.1",
+                "learner_iter/total_loss_avg@2=0.75", "learner_step/total_loss_avg@7=0.75", "learner/td@2#3",
+                "learner_iter/cur_lr_avg@4=0.1", "learner_step/cur_lr_avg@7=0.1",
+                "learner_iter/total_loss_avg@4=0.5208333333333333", "learner_step/total_loss_avg@7=0.5208333333333333",
+                "learner/td@4#3"), writer.events);
+            assertEquals(0, learner.logBuffer().scalar().count(), "log_show clears the buffers");
+            assertEquals(4, learner.monitor().time());
+        }
+        assertTrue(writer.closed, "close() closes the summary writer");
+    }
+
+    @Test
+    void shouldGiveMonitorsOnlyToMonitoringRanks()
+    {
+        final Config base = Config.empty();
+        try (BaseLearner rank1 = new BaseLearner(base, new CountingPolicy(), new RecordingWriter(), new DistInfo(1, 2),
+            dir.resolve("r").toString(), "learner"))
+        {
+            assertNull(rank1.monitor());
+            assertNull(rank1.tbLogger());
+            assertNotNull(rank1.hooks().find(HookPosition.AFTER_ITER, "log_reduce_after_iter"),
+                "world size > 1 adds log_reduce");
+            final HookException ex = assertThrows(HookException.class, () -> rank1.train(List.of()));
+            assertEquals("log_reduce_after_iter", ex.hookName());
+            assertTrue(ex.getCause().getMessage().contains("world size 2 needs a log reducer"), ex.getMessage());
+        }
+        try (BaseLearner multitask = new BaseLearner(Config.of(Map.of("is_multitask_pipeline", true)),
+            new CountingPolicy(), null, new DistInfo(1, 2), dir.resolve("m").toString(), "learner"))
+        {
+            assertNotNull(multitask.monitor(), "a multitask pipeline monitors every rank");
+        }
+    }
+
+    @Test
+    void shouldSaveANamedCheckpointOnlyThroughTheAfterRunHook() throws IOException
+    {
+        try (BaseLearner learner = learner("named"))
+        {
+            learner.train(List.of());
+            learner.saveCheckpoint("ckpt_best.pth.tar");
+            assertNull(learner.ckptName());
+            assertEquals(Set.of("ckpt_best.pth.tar"), checkpoints("named"));
+        }
+        try (BaseLearner learner = learner("none", "hook.save_ckpt_after_run=false"))
+        {
+            assertNull(learner.hooks().find(HookPosition.AFTER_RUN, "save_ckpt_after_run"),
+                "false builds no hook (DI-engine builds one anyway)");
+            final IllegalStateException ex = assertThrows(IllegalStateException.class,
+                () -> learner.saveCheckpoint("x.pth.tar"));
+            assertTrue(ex.getMessage().contains("save_ckpt_after_run"));
+        }
+    }
+
+    @Test
+    void shouldWriteTheEffectiveConfigNextToTheRun()
+    {
+        try (BaseLearner learner = learner("cfg", "hook.log_show_after_iter=20"))
+        {
+            final Config written = ConfigFiles.load(dir.resolve("cfg/config.yaml"));
+            assertEquals(20L, written.getLong("learner.hook.log_show_after_iter"));
+            assertEquals(1_000_000_000L, written.getLong("learner.train_iterations"));
+            assertSame(learner.config().get("hook"), learner.config().get("hook"));
+        }
+    }
+
+    @Test
+    void shouldFailAtConstructionOnEveryBadConfigValue()
+    {
+        assertConfigError("learner.hook.save_ckpt_after_iter: expected a positive integer, got -5",
+            "hook.save_ckpt_after_iter=-5");
+        assertConfigError("learner.hook.log_show_after_iter: expected a positive integer, got 0",
+            "hook.log_show_after_iter=0");
+        assertConfigError("learner.train_iterations: expected a positive integer, got -1", "train_iterations=-1");
+        assertConfigError("learner.dataloader.num_workers: expected a non-negative integer, got -2",
+            "dataloader.num_workers=-2");
+        assertConfigError("learner.dataloader.chunk_size: expected a positive integer, got 0",
+            "dataloader.chunk_size=0");
+        assertConfigError("learner.log_policy: expected a boolean, got \"yes please\"", "log_policy=yes please");
+        assertConfigError("learner.batch_size: unknown key", "batch_size=3");
+        assertConfigError("learner.hook.save_ckpt_after_run: expected a boolean, got 3", "hook.save_ckpt_after_run=3");
+        assertConfigError("learner.hook.mine.position: hook position: expected one of [before_run, after_run, "
+            + "before_iter, after_iter], got after_step", "hook.mine={type: log_show, position: after_step}");
+        assertConfigError("learner.hook.mine: hook mine: unknown type nope (known: [", "hook.mine={type: nope, "
+            + "position: after_iter}");
+        assertConfigError("learner.hook.mine.priority: expected an integer >= 0, got -1",
+            "hook.mine={type: log_show, position: after_iter, priority: -1}");
+        assertConfigError("learner.hook.mine: ext_args.freq: expected a positive integer, got -3",
+            "hook.mine={type: save_ckpt, position: after_iter, ext_args: {freq: -3}}");
+    }
+
+    @Test
+    void shouldBuildLearnersByRegisteredTypeAndListTheKnownOnes()
+    {
+        final Config cfg = Config.of(Map.of("type", "base"));
+        try (BaseLearner learner = LearnerRegistry.createLearner(cfg, null, null, DistInfo.single(),
+            dir.resolve("reg").toString(), "learner"))
+        {
+            assertEquals(BaseLearner.class, learner.getClass());
+        }
+        final ConfigException unknown = assertThrows(ConfigException.class, () -> LearnerRegistry.createLearner(
+            Config.of(Map.of("type", "fancy")), null, null, DistInfo.single(), dir.toString(), "learner"));
+        assertTrue(unknown.getMessage().startsWith("learner.type: unknown learner type \"fancy\" (known types: [base"),
+            unknown.getMessage());
+        final ConfigException missing = assertThrows(ConfigException.class, () -> LearnerRegistry.createLearner(
+            Config.of(Map.of("import_names", List.of("no.such.Module"))), null, null, DistInfo.single(),
+            dir.toString(), "learner"));
+        assertEquals("learner.import_names[0]: cannot load class no.such.Module", missing.getMessage());
+    }
+
+    @Test
+    void shouldReportAFailingHookByNameAndPosition()
+    {
+        try (BaseLearner learner = learner("fail"))
+        {
+            learner.registerHook(new LearnerHook("exploder", 50, HookPosition.BEFORE_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    throw new IllegalStateException("boom");
+                }
+            });
+            final HookException ex = assertThrows(HookException.class, () -> learner.train(List.of()));
+            assertEquals("exploder", ex.hookName());
+            assertEquals(HookPosition.BEFORE_ITER, ex.position());
+            assertEquals("hook exploder (before_iter) failed: java.lang.IllegalStateException: boom", ex.getMessage());
+            assertEquals(0, learner.trainIter());
+        }
+    }
+
+    private void assertConfigError(final String expectedPrefix, final String override)
+    {
+        final ConfigException ex = assertThrows(ConfigException.class, () -> learner("bad", override).close());
+        assertTrue(ex.getMessage().startsWith(expectedPrefix),
+            () -> "message \"" + ex.getMessage() + "\" does not start with " + expectedPrefix);
+        assertFalse(Files.exists(dir.resolve("bad/config.yaml")), "a bad config writes nothing");
+    }
+
+    /** Records summaries as text; the TensorBoard writer itself is not under test here. */
+    static final class RecordingWriter implements SummaryWriter
+    {
+        final List<String> events = new ArrayList<>();
+        boolean closed;
+
+        @Override
+        public void addScalar(final String tag, final double value, final long step)
+        {
+            events.add(tag + "@" + step + "=" + value);
+        }
+
+        @Override
+        public void addHistogram(final String tag, final double[] values, final long step)
+        {
+            events.add(tag + "@" + step + "#" + values.length);
+        }
+
+        @Override
+        public void flush()
+        {
+        }
+
+        @Override
+        public void close()
+        {
+            closed = true;
+        }
+    }
+}

@@ -1,0 +1,68 @@
+package org.ding4j.learner;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.ding4j.policy.Policy;
+
+/** A policy without native code: each update adds 1 to a counter; its state is that counter. */
+class CountingPolicy implements Policy
+{
+    long updates;
+    int updatesPerCall = 1;
+    boolean withPriority;
+    final List<Map<String, Object>> loaded = new ArrayList<>();
+
+    @Override
+    public Object forward(final Object data, final Map<String, Object> kwargs)
+    {
+        final List<Map<String, Object>> out = new ArrayList<>();
+        for (int i = 0; i < updatesPerCall; i++)
+        {
+            updates++;
+            final Map<String, Object> vars = new LinkedHashMap<>();
+            vars.put("total_loss", 1.0 / updates);
+            vars.put("cur_lr", 0.1);
+            vars.put("[scalars]q", new java.util.TreeMap<>(Map.of("a", 1.0, "b", 2.0)));
+            vars.put("[histogram]td", List.of(1.0, 2.0, 3.0));
+            out.add(vars);
+        }
+        if (withPriority)
+        {
+            out.get(out.size() - 1).put("priority", List.of(0.5, 0.25));
+        }
+        return 1 == updatesPerCall ? out.get(0) : out;
+    }
+
+    @Override
+    public List<String> monitorVars()
+    {
+        return List.of("cur_lr", "total_loss");
+    }
+
+    @Override
+    public Object attribute(final String name)
+    {
+        return switch (name)
+        {
+            case "batch_size" -> 4;
+            case "device" -> "cpu";
+            default -> Policy.super.attribute(name);
+        };
+    }
+
+    @Override
+    public Map<String, Object> stateDict()
+    {
+        return new LinkedHashMap<>(Map.of("model", Map.of("updates", updates)));
+    }
+
+    @Override
+    public void loadStateDict(final Map<String, Object> state)
+    {
+        loaded.add(state);
+        updates = (Long)((Map<?, ?>)state.get("model")).get("updates");
+    }
+}
