@@ -1,0 +1,122 @@
+package org.ding4j.data;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+class AsyncDataLoaderTest
+{
+    @Test
+    void shouldDeliverBatchesInOrderWithoutWorkers()
+    {
+        final AtomicLong counter = new AtomicLong();
+        try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(
+            size -> List.of(counter.getAndIncrement()), 4, "cpu", 4, 0, null))
+        {
+            assertEquals(2, loader.capacity());
+            for (long i = 0; i < 50; i++)
+            {
+                assertEquals(List.of(i), loader.next());
+            }
+        }
+    }
+
+    @Test
+    void shouldSplitBatchesIntoChunksAcrossWorkersAndKeepBatchOrder()
+    {
+        // Chunk ids are drawn when a worker starts a chunk; the workers take chunks first-in first-out, so batch
+        // k + 1's chunks all start after batch k's first chunk.
+        final AtomicLong counter = new AtomicLong();
+        final int batches = 60;
+        final Set<Long> seen = new HashSet<>();
+        try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
+            final long id = counter.getAndIncrement();
+            final List<Long> chunk = new ArrayList<>();
+            for (int i = 0; i < size; i++)
+            {
+                chunk.add(id);
+            }
+            return chunk;
+        }, 8, "cpu", 2, 3, null))
+        {
+            assertEquals(6, loader.capacity());
+            long previousFirst = -1;
+            for (int b = 0; b < batches; b++)
+            {
+                final List<Long> batch = loader.next();
+                assertEquals(8, batch.size());
+                final List<Long> chunkIds = new ArrayList<>();
+                for (int c = 0; c < 4; c++)
+                {
+                    assertEquals(batch.get(2 * c), batch.get(2 * c + 1), "a chunk stays together");
+                    chunkIds.add(batch.get(2 * c));
+                    assertTrue(seen.add(batch.get(2 * c)), "each chunk is delivered once");
+                }
+                final long first = chunkIds.stream().mapToLong(Long::longValue).min().orElseThrow();
+                assertTrue(first > previousFirst, "batches come out in the order they were started: " + chunkIds);
+                previousFirst = first;
+            }
+        }
+    }
+
+    @Test
+    void shouldReturnPromptlyFromNextAndStopItsThreadsWhenClosedWhileTheSourceBlocks() throws Exception
+    {
+        final CountDownLatch sourceEntered = new CountDownLatch(1);
+        final CountDownLatch never = new CountDownLatch(1);
+        final AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
+            sourceEntered.countDown();
+            never.await();
+            return List.of();
+        }, 4, "cpu", 2, 2, null);
+        final CompletableFuture<List<Long>> waiting = CompletableFuture.supplyAsync(loader::next);
+        assertTrue(sourceEntered.await(10, TimeUnit.SECONDS));
+        loader.close();
+        assertNull(waiting.get(10, TimeUnit.SECONDS), "next() returns null once closed");
+        assertTrue(loader.isStopped(), "close() stops the producer");
+        loader.close();
+    }
+
+    @Test
+    void shouldSurfaceAWorkerFailureAtTheNextCall()
+    {
+        final IllegalStateException boom = new IllegalStateException("disk gone");
+        try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
+            throw boom;
+        }, 4, "cpu", 2, 2, null))
+        {
+            final DataLoaderException ex = assertThrows(DataLoaderException.class, loader::next);
+            assertSame(boom, ex.getCause());
+        }
+    }
+
+    @Test
+    void shouldRejectBadSettings()
+    {
+        assertMessage("dataloader.num_workers: expected a non-negative integer, got -1", 4, 4, -1, "cpu");
+        assertMessage("dataloader.chunk_size: 3 must divide batch_size=8", 8, 3, 2, "cpu");
+        assertMessage("batch_size: expected a positive integer, got 0", 0, 1, 0, "cpu");
+        assertMessage("device: cuda:0 is not supported", 4, 4, 0, "cuda:0");
+    }
+
+    private static void assertMessage(final String expected, final int batch, final int chunk, final int workers,
+        final String device)
+    {
+        final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+            () -> new AsyncDataLoader<List<Long>>(size -> List.of(), batch, device, chunk, workers, null).close());
+        assertTrue(ex.getMessage().startsWith(expected), ex.getMessage());
+    }
+}

@@ -1,0 +1,165 @@
+package org.ding4j.learner;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.ding4j.checkpoint.BinaryCheckpointIO;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.dist.DistInfo;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Parallel mode: start() with the data loader, its failure, close and signal paths. */
+class StartTest
+{
+    @TempDir
+    Path dir;
+
+    private BaseLearner learner(final CountingPolicy policy, final String... overrides)
+    {
+        return new BaseLearner(ConfigFiles.override(Config.empty(), List.of(overrides)), policy, null,
+            DistInfo.single(), dir.toString(), "learner");
+    }
+
+    @Test
+    void shouldTrainTrainIterationsBatchesFromTheLoaderAndRecordDataTime() throws IOException
+    {
+        final CountingPolicy policy = new CountingPolicy();
+        final List<Boolean> dataTimeSeen = new ArrayList<>();
+        try (BaseLearner learner = learner(policy, "train_iterations=7", "dataloader.num_workers=2",
+            "dataloader.chunk_size=2"))
+        {
+            learner.registerHook(new org.ding4j.hook.LearnerHook("probe", 0, org.ding4j.hook.HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    dataTimeSeen.add(l.logBuffer().scalar().has("data_time"));
+                }
+            });
+            learner.dataSource(size -> {
+                final List<Map<String, Object>> chunk = new ArrayList<>();
+                for (int i = 0; i < size; i++)
+                {
+                    chunk.add(Map.of("obs", i));
+                }
+                return chunk;
+            });
+            learner.setupDataloader();
+            learner.start();
+            assertEquals(7, learner.trainIter());
+            assertTrue(learner.learnerDone());
+            assertTrue((Boolean)learner.learnInfo().toMap().get("learner_done"));
+            assertEquals(List.of(true, true, true, true, true, true, true), dataTimeSeen);
+            assertTrue(Files.exists(dir.resolve("ckpt/iteration_7.pth.tar")), "the after-run save");
+        }
+    }
+
+    @Test
+    void shouldSaveAnExceptionCheckpointRunAfterRunHooksAndRethrow() throws IOException
+    {
+        final IllegalStateException boom = new IllegalStateException("NaN loss");
+        final CountingPolicy policy = new CountingPolicy()
+        {
+            @Override
+            public Object forward(final Object data, final Map<String, Object> kwargs)
+            {
+                if (3 == updates)
+                {
+                    throw boom;
+                }
+                return super.forward(data, kwargs);
+            }
+        };
+        try (BaseLearner learner = learner(policy))
+        {
+            learner.dataSource(size -> List.of());
+            learner.setupDataloader();
+            final IllegalStateException thrown = assertThrows(IllegalStateException.class, learner::start);
+            assertSame(boom, thrown, "the failure is rethrown as it is");
+            final Map<String, Object> saved =
+                new BinaryCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.EXCEPTION_CHECKPOINT));
+            assertEquals(3L, saved.get("last_iter"));
+            assertTrue(Files.exists(dir.resolve("ckpt/iteration_3.pth.tar")), "after_run still ran");
+            assertFalse(learner.learnerDone());
+        }
+    }
+
+    @Test
+    void shouldStopPromptlyWhenClosedWhileWaitingForData() throws Exception
+    {
+        final CountDownLatch waiting = new CountDownLatch(1);
+        final CountDownLatch never = new CountDownLatch(1);
+        final BaseLearner learner = learner(new CountingPolicy());
+        learner.dataSource(size -> {
+            waiting.countDown();
+            never.await();
+            return List.of();
+        });
+        learner.setupDataloader();
+        final CompletableFuture<Void> run = CompletableFuture.runAsync(learner::start);
+        assertTrue(waiting.await(10, TimeUnit.SECONDS));
+        learner.close();
+        run.get(10, TimeUnit.SECONDS);
+        assertEquals(0, learner.trainIter());
+        assertFalse(learner.learnerDone());
+    }
+
+    @Test
+    void shouldFinishTheUpdateInFlightAndSaveAnInterruptCheckpointOnSigterm() throws Exception
+    {
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final Process child = new ProcessBuilder(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+            "-cp", System.getProperty("java.class.path"), SignalChild.class.getName(), dir.toString())
+            .redirectErrorStream(true).start();
+        long lastReported = -1;
+        boolean returned = false;
+        final List<String> output = new ArrayList<>();
+        try (BufferedReader lines = new BufferedReader(
+            new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8)))
+        {
+            String line;
+            boolean signalled = false;
+            while (null != (line = lines.readLine()))
+            {
+                output.add(line);
+                if (line.startsWith("iteration "))
+                {
+                    lastReported = Long.parseLong(line.substring("iteration ".length()));
+                    if (!signalled && lastReported >= 20)
+                    {
+                        // ProcessHandle.destroy() sends SIGTERM without closing our end of the pipe.
+                        child.toHandle().destroy();
+                        signalled = true;
+                    }
+                }
+                returned |= "returned".equals(line);
+            }
+        }
+        assertTrue(child.waitFor(60, TimeUnit.SECONDS), "the child exits after SIGTERM");
+        assertEquals(0, child.exitValue(), () -> String.join("\n", output.subList(Math.max(0, output.size() - 20),
+            output.size())));
+        assertTrue(returned, "start() returned normally");
+        final Map<String, Object> saved =
+            new BinaryCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.INTERRUPT_CHECKPOINT));
+        assertEquals(lastReported, saved.get("last_iter"), "the checkpoint counts every completed update");
+        assertEquals(lastReported, ((Map<?, ?>)saved.get("model")).get("updates"));
+    }
+}
