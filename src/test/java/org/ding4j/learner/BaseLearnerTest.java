@@ -1,5 +1,6 @@
 package org.ding4j.learner;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -305,6 +306,72 @@ class BaseLearnerTest
             assertEquals(HookPosition.BEFORE_ITER, ex.position());
             assertEquals("hook exploder (before_iter) failed: java.lang.IllegalStateException: boom", ex.getMessage());
             assertEquals(0, learner.trainIter());
+        }
+    }
+
+    @Test
+    void shouldTakeLogVarsAndPrioritiesFromASinkPolicyByIndex()
+    {
+        final double[] priorities = {0.3, 0.7, 0.9};
+        final org.ding4j.policy.SinkPolicy policy = new org.ding4j.policy.SinkPolicy()
+        {
+            private int loss;
+            private double step;
+
+            @Override
+            public void registerLogVars(final org.ding4j.policy.LogSink sink)
+            {
+                loss = sink.register("total_loss");
+            }
+
+            @Override
+            public void forward(final Object data, final Map<String, Object> kwargs,
+                final org.ding4j.policy.LogSink sink)
+            {
+                step++;
+                sink.put(loss, 1.0 / step);
+                sink.priority(priorities, 2);
+            }
+
+            @Override
+            public List<String> monitorVars()
+            {
+                return List.of("total_loss");
+            }
+
+            @Override
+            public Map<String, Object> stateDict()
+            {
+                return Map.of();
+            }
+
+            @Override
+            public void loadStateDict(final Map<String, Object> state)
+            {
+            }
+        };
+        final List<Double> losses = new ArrayList<>();
+        try (BaseLearner learner = new BaseLearner(
+            ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=1")), policy, null,
+            DistInfo.single(), dir.resolve("sink").toString(), "learner"))
+        {
+            learner.registerHook(new LearnerHook("probe", 0, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    losses.add(l.logBuffer().scalar().get("total_loss"));
+                }
+            });
+            final List<Map<String, Object>> batch = List.of(Map.of("replay_unique_id", "u1"),
+                Map.of("replay_unique_id", "u2"));
+            assertNull(learner.train(batch));
+            learner.train(batch);
+            assertEquals(List.of(1.0, 0.5), losses);
+            assertEquals(0.75, learner.monitor().avg("total_loss"));
+            final PriorityInfo info = learner.learnInfo().priorityInfo();
+            assertArrayEquals(new double[] {0.3, 0.7}, (double[])info.priority());
+            assertEquals(List.of("u1", "u2"), info.replayUniqueId());
         }
     }
 
