@@ -6,13 +6,13 @@ import java.util.Map;
  * A process's place in a distributed job: its global rank and the world size (torchrun's {@code RANK} and
  * {@code WORLD_SIZE}).
  *
- * @param rank      0-based global rank, < worldSize
+ * @param rank      0-based global rank, below worldSize
  * @param worldSize number of ranks, >= 1
  */
 public record DistInfo(int rank, int worldSize)
 {
     /**
-     * @throws IllegalArgumentException if worldSize < 1 or rank is outside [0, worldSize)
+     * @throws IllegalArgumentException if worldSize is below 1 or rank is outside [0, worldSize)
      */
     public DistInfo
     {

@@ -2,6 +2,8 @@ package org.ding4j.hook;
 
 import java.util.Objects;
 
+import org.ding4j.config.Config;
+import org.ding4j.config.ValueRule;
 import org.ding4j.learner.BaseLearner;
 
 /**
@@ -32,6 +34,27 @@ public abstract class LearnerHook
             throw new IllegalArgumentException("hook " + name + ": priority must be >= 0, got " + priority);
         }
         this.priority = priority;
+    }
+
+    /**
+     * Reads the {@code freq} argument that periodic hooks share.
+     *
+     * @param extArgs the hook's arguments
+     * @return {@code ext_args.freq}, 1 when absent
+     * @throws IllegalArgumentException if it is not a positive integer
+     */
+    protected static long freq(final Config extArgs)
+    {
+        if (!extArgs.has("freq"))
+        {
+            return 1L;
+        }
+        final String problem = ValueRule.POSITIVE_INTEGER.check(extArgs.get("freq"));
+        if (null != problem)
+        {
+            throw new IllegalArgumentException("ext_args.freq: " + problem + ", got " + extArgs.get("freq"));
+        }
+        return extArgs.getLong("freq");
     }
 
     /** @return the hook's name */

@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.function.ObjDoubleConsumer;
 
 import org.ding4j.config.Config;
-import org.ding4j.config.ValueRule;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.SummaryWriter;
@@ -36,15 +35,7 @@ public final class LogShowHook extends LearnerHook
     public LogShowHook(final String name, final int priority, final HookPosition position, final Config extArgs)
     {
         super(name, priority, position);
-        if (extArgs.has("freq"))
-        {
-            final String problem = ValueRule.POSITIVE_INTEGER.check(extArgs.get("freq"));
-            if (null != problem)
-            {
-                throw new IllegalArgumentException("ext_args.freq: " + problem + ", got " + extArgs.get("freq"));
-            }
-        }
-        this.freq = extArgs.has("freq") ? extArgs.getLong("freq") : 1L;
+        this.freq = freq(extArgs);
     }
 
     @Override
