@@ -14,6 +14,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__CUDACC__)
 // One binary, two code paths: glibc's ifunc picks the AVX2 clone on machines that have it.
@@ -49,6 +52,19 @@ inline double sum_squares(const int64_t grad_address, const int64_t n) {
         sum += partial[k];
     }
     return sum;
+}
+
+/**
+ * Bytes the C allocator has handed out and not taken back (glibc's mallinfo2: arena plus mmap-ed blocks), or -1
+ * where that is unknown. Unlike RSS it does not hide a leak behind memory freed earlier and kept for reuse.
+ */
+inline int64_t malloc_in_use_bytes() {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    const struct mallinfo2 info = mallinfo2();
+    return static_cast<int64_t>(info.uordblks + info.hblkhd);
+#else
+    return -1;
+#endif
 }
 
 /** Sets n bytes to zero: clears a CPU gradient buffer of any dtype (all-zero bits are 0.0) without a Tensor op. */

@@ -28,6 +28,7 @@ import org.ding4j.hook.SaveCkptHook;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.ScalarDict;
 import org.ding4j.log.SummaryWriter;
+import org.ding4j.log.TensorBoardWriter;
 import org.ding4j.log.TickMonitor;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
@@ -104,7 +105,8 @@ public class BaseLearner implements AutoCloseable
      *
      * @param cfg          the user's learner config, merged over {@link #defaultConfig()} (null: the defaults)
      * @param policy       the policy, or null to set it later
-     * @param tbLogger     where log_show writes scalars and histograms on monitoring ranks, or null for none
+     * @param tbLogger     where log_show writes scalars and histograms on monitoring ranks, or null for a
+     *                     {@link TensorBoardWriter} in {@code ./{exp}/log/{instance}/{instance}_tb_logger/}
      * @param distInfo     rank and world size, or null to read {@code RANK}/{@code WORLD_SIZE}
      * @param expName      experiment folder (relative to the working directory, or absolute)
      * @param instanceName the learner's name, unique in the experiment
@@ -130,7 +132,6 @@ public class BaseLearner implements AutoCloseable
         this.onlyMonitorRank0 = effective.getBoolean("only_monitor_rank0")
             && !effective.getBoolean("is_multitask_pipeline");
         this.logger = LoggerFactory.getLogger("ding4j." + instanceName);
-        this.tbLogger = isMonitoring() ? tbLogger : null;
         this.logReducer = 1 == worldSize ? LogReducer.IDENTITY : null;
         this.hooks = HookRegistry.build(effective.child("hook"), "learner.hook");
         final ScalarDict scalar = logBuffer.scalar();
@@ -140,6 +141,8 @@ public class BaseLearner implements AutoCloseable
         {
             writeEffectiveConfig();
         }
+        // Last: the config is valid by now, so no writer thread is left behind by a failed construction.
+        this.tbLogger = isMonitoring() ? (null != tbLogger ? tbLogger : defaultTensorBoard()) : null;
         if (null != policy)
         {
             policy(policy);
@@ -195,6 +198,20 @@ public class BaseLearner implements AutoCloseable
         catch (final IOException ex)
         {
             throw new IllegalStateException("cannot write the effective config to " + file, ex);
+        }
+    }
+
+    /** DI-engine's default: {@code ./{exp}/log/{instance}/{instance}_tb_logger/}. */
+    private SummaryWriter defaultTensorBoard()
+    {
+        final Path folder = Path.of(expName, "log", instanceName, instanceName + "_tb_logger");
+        try
+        {
+            return new TensorBoardWriter(folder);
+        }
+        catch (final IOException ex)
+        {
+            throw new IllegalStateException("cannot create the TensorBoard event file in " + folder, ex);
         }
     }
 

@@ -31,6 +31,8 @@ final class NativeKernels
 
     static native void fill_zero(long address, long bytes);
 
+    static native long malloc_in_use_bytes();
+
     static native double sum_squares(long gradAddress, long n);
 
     static native void adam_step(

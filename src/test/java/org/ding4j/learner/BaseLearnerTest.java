@@ -191,6 +191,22 @@ class BaseLearnerTest
     }
 
     @Test
+    void shouldWriteTensorBoardEventsByDefaultOnRankZero() throws IOException
+    {
+        try (BaseLearner learner = learner("tb", "hook.log_show_after_iter=1"))
+        {
+            learner.train(List.of());
+        }
+        final Path folder = dir.resolve("tb/log/learner/learner_tb_logger");
+        try (Stream<Path> files = Files.list(folder))
+        {
+            final Path events = files.findFirst().orElseThrow();
+            assertTrue(events.getFileName().toString().startsWith("events.out.tfevents."));
+            assertTrue(Files.size(events) > 100, "the iteration's scalars were written on close");
+        }
+    }
+
+    @Test
     void shouldGiveMonitorsOnlyToMonitoringRanks()
     {
         final Config base = Config.empty();

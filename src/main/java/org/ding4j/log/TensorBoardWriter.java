@@ -1,0 +1,403 @@
+package org.ding4j.log;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.CRC32C;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.WireFormat;
+import org.agrona.BitUtil;
+import org.agrona.MutableDirectBuffer;
+import org.agrona.concurrent.AtomicBuffer;
+import org.agrona.concurrent.BackoffIdleStrategy;
+import org.agrona.concurrent.IdleStrategy;
+import org.agrona.concurrent.MessageHandler;
+import org.agrona.concurrent.UnsafeBuffer;
+import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBuffer;
+import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes TensorBoard event files ({@code events.out.tfevents.{seconds}.{host}}): TFRecord-framed protobuf
+ * {@code Event}s holding {@code Summary} scalars and histograms.
+ * <p>
+ * Threads: any thread may call {@link #addScalar}/{@link #addHistogram}; they copy the entry into an Agrona
+ * many-to-one ring buffer without allocating or blocking. When the ring is full the entry is dropped and counted
+ * ({@link #droppedCount()}, with a warning per power-of-two drop count), so training never waits on disk. One
+ * background thread encodes and writes the events. {@link #flush()} waits until what was accepted before it is
+ * written; {@link #close()} drains everything accepted, then closes the file.
+ */
+public final class TensorBoardWriter implements SummaryWriter
+{
+    /** Default ring capacity in bytes. */
+    public static final int DEFAULT_CAPACITY = 1 << 20;
+
+    private static final Logger LOG = LoggerFactory.getLogger(TensorBoardWriter.class);
+    private static final int SCALAR = 1;
+    private static final int HISTOGRAM = 2;
+    private static final int FLUSH = 3;
+    private static final long CLOSE_TIMEOUT_MS = 10_000;
+    // Message layout: step (8) | wall time (8) | value or count (8) | tag length (4) | tag ASCII | doubles...
+    private static final int STEP_OFFSET = 0;
+    private static final int WALL_OFFSET = 8;
+    private static final int VALUE_OFFSET = 16;
+    private static final int TAG_LENGTH_OFFSET = 24;
+    private static final int TAG_OFFSET = 28;
+
+    private static final AtomicLong FILES = new AtomicLong();
+
+    private final Path file;
+    private final RingBuffer ring;
+    private final Thread writerThread;
+    private final AtomicLong dropped = new AtomicLong();
+    private final AtomicLong flushRequests = new AtomicLong();
+    private final AtomicLong flushesDone = new AtomicLong();
+    private volatile boolean closing;
+    private volatile IOException failure;
+
+    /**
+     * Creates the event file and starts the writer thread.
+     *
+     * @param logDir        the TensorBoard log folder (created if needed)
+     * @param capacityBytes ring capacity, a power of two >= 4096
+     * @throws IOException              if the file cannot be created
+     * @throws IllegalArgumentException if the capacity is not a power of two >= 4096
+     */
+    public TensorBoardWriter(final Path logDir, final int capacityBytes) throws IOException
+    {
+        if (capacityBytes < 4096 || !BitUtil.isPowerOfTwo(capacityBytes))
+        {
+            throw new IllegalArgumentException("capacityBytes: expected a power of two >= 4096, got " + capacityBytes);
+        }
+        Files.createDirectories(logDir);
+        final long seconds = System.currentTimeMillis() / 1000;
+        // TensorFlow's own suffix: time, host, pid and a per-process counter keep two writers apart.
+        this.file = logDir.resolve("events.out.tfevents." + seconds + "." + host() + "."
+            + ProcessHandle.current().pid() + "." + FILES.incrementAndGet());
+        final OutputStream out = new java.io.BufferedOutputStream(
+            Files.newOutputStream(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE), 1 << 16);
+        this.ring = new ManyToOneRingBuffer(new UnsafeBuffer(
+            ByteBuffer.allocateDirect(capacityBytes + RingBufferDescriptor.TRAILER_LENGTH)));
+        final Encoder encoder = new Encoder(out);
+        encoder.writeFileVersion();
+        this.writerThread = new Thread(() -> run(encoder), "ding4j-tensorboard");
+        writerThread.setDaemon(true);
+        writerThread.start();
+    }
+
+    /**
+     * @param logDir the TensorBoard log folder
+     * @throws IOException if the file cannot be created
+     */
+    public TensorBoardWriter(final Path logDir) throws IOException
+    {
+        this(logDir, DEFAULT_CAPACITY);
+    }
+
+    private static String host()
+    {
+        try
+        {
+            return InetAddress.getLocalHost().getHostName();
+        }
+        catch (final IOException ex)
+        {
+            return "localhost";
+        }
+    }
+
+    /** @return the event file */
+    public Path file()
+    {
+        return file;
+    }
+
+    /** @return entries dropped because the ring was full (or the writer closed) */
+    public long droppedCount()
+    {
+        return dropped.get();
+    }
+
+    @Override
+    public void addScalar(final String tag, final double value, final long step)
+    {
+        final int index = claim(SCALAR, tag, step, 0);
+        if (index > 0)
+        {
+            final AtomicBuffer buffer = ring.buffer();
+            buffer.putDouble(index + VALUE_OFFSET, value);
+            ring.commit(index);
+        }
+    }
+
+    @Override
+    public void addHistogram(final String tag, final double[] values, final long step)
+    {
+        final int index = claim(HISTOGRAM, tag, step, values.length);
+        if (index > 0)
+        {
+            final AtomicBuffer buffer = ring.buffer();
+            buffer.putLong(index + VALUE_OFFSET, values.length);
+            final int base = index + TAG_OFFSET + tag.length();
+            for (int i = 0; i < values.length; i++)
+            {
+                buffer.putDouble(base + i * Double.BYTES, values[i]);
+            }
+            ring.commit(index);
+        }
+    }
+
+    private int claim(final int type, final String tag, final long step, final int doubles)
+    {
+        Objects.requireNonNull(tag, "tag");
+        final int length = TAG_OFFSET + tag.length() + doubles * Double.BYTES;
+        if (closing || length > ring.maxMsgLength())
+        {
+            countDrop();
+            return -1;
+        }
+        final int index = ring.tryClaim(type, length);
+        if (index <= 0)
+        {
+            countDrop();
+            return -1;
+        }
+        final AtomicBuffer buffer = ring.buffer();
+        buffer.putLong(index + STEP_OFFSET, step);
+        buffer.putLong(index + WALL_OFFSET, System.currentTimeMillis());
+        buffer.putInt(index + TAG_LENGTH_OFFSET, tag.length());
+        buffer.putStringWithoutLengthAscii(index + TAG_OFFSET, tag);
+        return index;
+    }
+
+    private void countDrop()
+    {
+        final long count = dropped.incrementAndGet();
+        if (BitUtil.isPowerOfTwo(count))
+        {
+            LOG.warn("TensorBoard queue full or closed: {} summaries dropped so far ({})", count, file);
+        }
+    }
+
+    @Override
+    public void flush()
+    {
+        final long request = flushRequests.incrementAndGet();
+        final IdleStrategy idle = new BackoffIdleStrategy(10, 10, 10_000, 1_000_000);
+        while (!ring.write(FLUSH, new UnsafeBuffer(new byte[8]), 0, 8))
+        {
+            if (!writerThread.isAlive())
+            {
+                return;
+            }
+            idle.idle();
+        }
+        final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_TIMEOUT_MS);
+        while (flushesDone.get() < request && writerThread.isAlive() && System.nanoTime() < deadline)
+        {
+            idle.idle();
+        }
+    }
+
+    @Override
+    public void close()
+    {
+        if (closing)
+        {
+            return;
+        }
+        closing = true;
+        try
+        {
+            writerThread.join(CLOSE_TIMEOUT_MS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+        if (null != failure)
+        {
+            LOG.error("TensorBoard writer failed on {}", file, failure);
+        }
+    }
+
+    private void run(final Encoder encoder)
+    {
+        final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 10_000, 1_000_000);
+        try (encoder)
+        {
+            while (true)
+            {
+                final int read = ring.read(encoder);
+                if (encoder.flushPending)
+                {
+                    encoder.flushPending = false;
+                    encoder.out.flush();
+                    flushesDone.incrementAndGet();
+                }
+                if (0 == read)
+                {
+                    if (closing)
+                    {
+                        // Everything accepted before close() is in the ring: drain it, then stop.
+                        while (ring.read(encoder) > 0)
+                        {
+                            continue;
+                        }
+                        return;
+                    }
+                    idle.idle();
+                }
+                else
+                {
+                    idle.reset();
+                }
+                if (null != encoder.error)
+                {
+                    throw encoder.error;
+                }
+            }
+        }
+        catch (final IOException ex)
+        {
+            failure = ex;
+        }
+    }
+
+    /** Encodes ring entries into framed Event records; runs on the writer thread only. */
+    private static final class Encoder implements MessageHandler, AutoCloseable
+    {
+        private final OutputStream out;
+        private final CRC32C crc = new CRC32C();
+        private final ByteBuffer header = ByteBuffer.allocate(TfRecordDescriptor.HEADER_LENGTH)
+            .order(ByteOrder.LITTLE_ENDIAN);
+        private byte[] event = new byte[1024];
+        private byte[] tag = new byte[256];
+        private final HistogramProto histogram = new HistogramProto();
+        private boolean flushPending;
+        private IOException error;
+
+        Encoder(final OutputStream out)
+        {
+            this.out = out;
+        }
+
+        void writeFileVersion() throws IOException
+        {
+            final CodedOutputStream coded = CodedOutputStream.newInstance(event);
+            coded.writeDouble(1, System.currentTimeMillis() / 1000.0);
+            coded.writeString(3, "brain.Event:2");
+            frame(coded.getTotalBytesWritten());
+        }
+
+        @Override
+        public void onMessage(final int type, final MutableDirectBuffer buffer, final int index,
+            final int length)
+        {
+            if (FLUSH == type)
+            {
+                flushPending = true;
+                return;
+            }
+            try
+            {
+                encode(type, buffer, index);
+            }
+            catch (final IOException ex)
+            {
+                error = ex;
+            }
+        }
+
+        private void encode(final int type, final MutableDirectBuffer buffer, final int index) throws IOException
+        {
+            final long step = buffer.getLong(index + STEP_OFFSET);
+            final double wallTime = buffer.getLong(index + WALL_OFFSET) / 1000.0;
+            final int tagLength = buffer.getInt(index + TAG_LENGTH_OFFSET);
+            if (tag.length < tagLength)
+            {
+                tag = new byte[tagLength * 2];
+            }
+            buffer.getBytes(index + TAG_OFFSET, tag, 0, tagLength);
+            final int tagFieldSize = CodedOutputStream.computeTagSize(1)
+                + CodedOutputStream.computeUInt32SizeNoTag(tagLength) + tagLength;
+            final int valueSize;
+            if (SCALAR == type)
+            {
+                valueSize = tagFieldSize + CodedOutputStream.computeFloatSize(2, 0.0f);
+            }
+            else
+            {
+                histogram.prepare(buffer, index + TAG_OFFSET + tagLength, (int)buffer.getLong(index + VALUE_OFFSET));
+                valueSize = tagFieldSize + lengthDelimitedSize(5, histogram.size());
+            }
+            final int summarySize = lengthDelimitedSize(1, valueSize);
+            final int needed = 32 + lengthDelimitedSize(5, summarySize);
+            if (event.length < needed)
+            {
+                event = new byte[needed * 2];
+            }
+            final CodedOutputStream coded = CodedOutputStream.newInstance(event);
+            coded.writeDouble(1, wallTime);
+            coded.writeInt64(2, step);
+            startLengthDelimited(coded, 5, summarySize);
+            startLengthDelimited(coded, 1, valueSize);
+            coded.writeByteArray(1, tag, 0, tagLength);
+            if (SCALAR == type)
+            {
+                coded.writeFloat(2, (float)buffer.getDouble(index + VALUE_OFFSET));
+            }
+            else
+            {
+                startLengthDelimited(coded, 5, histogram.size());
+                histogram.write(coded);
+            }
+            frame(coded.getTotalBytesWritten());
+        }
+
+        private static int lengthDelimitedSize(final int field, final int size)
+        {
+            return CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(size) + size;
+        }
+
+        private static void startLengthDelimited(final CodedOutputStream coded, final int field, final int size)
+            throws IOException
+        {
+            coded.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
+            coded.writeUInt32NoTag(size);
+        }
+
+        private void frame(final int length) throws IOException
+        {
+            header.clear();
+            header.putLong(length);
+            final byte[] lengthBytes = header.array();
+            header.putInt(TfRecordDescriptor.maskedCrc(crc, lengthBytes, 0, Long.BYTES));
+            out.write(lengthBytes, 0, TfRecordDescriptor.HEADER_LENGTH);
+            out.write(event, 0, length);
+            final int dataCrc = TfRecordDescriptor.maskedCrc(crc, event, 0, length);
+            out.write(dataCrc & 0xff);
+            out.write((dataCrc >>> 8) & 0xff);
+            out.write((dataCrc >>> 16) & 0xff);
+            out.write((dataCrc >>> 24) & 0xff);
+        }
+
+        @Override
+        public void close() throws IOException
+        {
+            out.flush();
+            out.close();
+        }
+    }
+}
