@@ -83,6 +83,14 @@ public abstract class LearnerHook
      */
     public abstract void call(BaseLearner learner) throws Exception;
 
+    /**
+     * Releases what the hook holds (threads, files); the learner calls it once from {@code close()}, before it
+     * closes the summary writer. The default does nothing.
+     */
+    public void close()
+    {
+    }
+
     @Override
     public String toString()
     {

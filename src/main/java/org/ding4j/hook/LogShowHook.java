@@ -1,15 +1,12 @@
 package org.ding4j.hook;
 
-import java.util.LinkedHashMap;
-import java.util.Map;
 import java.util.function.ObjDoubleConsumer;
 
 import org.ding4j.config.Config;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.log.LogBuffer;
-import org.ding4j.log.SummaryWriter;
-import org.ding4j.log.TextTable;
 import org.ding4j.log.TickMonitor;
+import org.ding4j.policy.Policy;
 
 /**
  * {@code log_show}: every call pushes the {@code scalar} buffer's declared variables into the monitor and steps its
@@ -18,12 +15,16 @@ import org.ding4j.log.TickMonitor;
  * {@code {instance}_iter/{k}} (x = iteration) and {@code {instance}_step/{k}} (x = collector env step), histograms as
  * {@code {instance}/{k}}. Then it clears every buffer, on every rank; a rank without a monitor only clears.
  * <p>
- * Between reports it allocates nothing.
+ * The report itself is formatted, logged and written by a {@link LogReporter} thread, so the training thread
+ * only copies averages into a preallocated slot: after warm-up the hook allocates nothing.
  */
 public final class LogShowHook extends LearnerHook
 {
     private final long freq;
     private final Recorder recorder = new Recorder();
+    private LogReporter reporter;
+    private Policy varsOf;
+    private String[] vars;
 
     /**
      * @param name     hook name
@@ -59,28 +60,49 @@ public final class LogShowHook extends LearnerHook
         buffer.clear();
     }
 
-    private static void report(
+    private void report(
         final BaseLearner learner, final TickMonitor monitor, final LogBuffer buffer, final long iteration)
     {
-        final Map<String, Double> vars = new LinkedHashMap<>();
-        for (final String var : learner.policy().monitorVars())
+        if (null == reporter)
+        {
+            reporter = new LogReporter(learner.instanceName());
+        }
+        final LogReporter.Report report = reporter.claim();
+        if (null == report)
+        {
+            return;
+        }
+        report.learner = learner;
+        report.iteration = iteration;
+        report.envstep = learner.collectorEnvstep();
+        final Policy policy = learner.policy();
+        if (policy != varsOf)
+        {
+            // monitorVars() may build a new list per call; read it once per policy.
+            vars = policy.monitorVars().toArray(new String[0]);
+            varsOf = policy;
+        }
+        for (final String var : vars)
         {
             if (monitor.hasRecord(var))
             {
-                vars.put(var + "_avg", monitor.avg(var));
+                report.add(var, monitor.avg(var));
             }
         }
-        learner.info("=== Training Iteration " + iteration + " Result ===");
-        learner.info("\n" + TextTable.horizontal(vars));
-        final SummaryWriter tb = learner.tbLogger();
-        if (null != tb)
+        if (!buffer.histogram().isEmpty())
         {
-            final String instance = learner.instanceName();
-            vars.forEach((k, v) -> {
-                tb.addScalar(instance + "_iter/" + k, v, iteration);
-                tb.addScalar(instance + "_step/" + k, v, learner.collectorEnvstep());
-            });
-            buffer.histogram().forEach((k, v) -> tb.addHistogram(instance + "/" + k, v, iteration));
+            buffer.histogram().forEach(report::addHistogram);
+        }
+        reporter.publish(report);
+    }
+
+    /** Writes the reports already taken, then stops the reporter thread. */
+    @Override
+    public void close()
+    {
+        if (null != reporter)
+        {
+            reporter.close();
         }
     }
 

@@ -516,7 +516,10 @@ public class BaseLearner implements AutoCloseable
         this.dataSource = Objects.requireNonNull(source, "source");
     }
 
-    /** Stops {@code start()} after the update in flight, stops the loader, flushes and closes the summary writer. */
+    /**
+     * Stops {@code start()} after the update in flight, stops the loader, closes the hooks (log_show writes its
+     * pending reports), then flushes and closes the summary writer.
+     */
     @Override
     public void close()
     {
@@ -528,6 +531,10 @@ public class BaseLearner implements AutoCloseable
         if (null != dataloader)
         {
             dataloader.close();
+        }
+        for (final LearnerHook hook : hooks.all())
+        {
+            hook.close();
         }
         if (null != tbLogger)
         {

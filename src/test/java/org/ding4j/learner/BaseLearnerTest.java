@@ -178,15 +178,16 @@ class BaseLearnerTest
             {
                 learner.train(List.of(), 7, null);
             }
-            assertEquals(List.of(
-                "learner_iter/cur_lr_avg@2=0.1", "learner_step/cur_lr_avg@7=0.1",
-                "learner_iter/total_loss_avg@2=0.75", "learner_step/total_loss_avg@7=0.75", "learner/td@2#3",
-                "learner_iter/cur_lr_avg@4=0.1", "learner_step/cur_lr_avg@7=0.1",
-                "learner_iter/total_loss_avg@4=0.5208333333333333", "learner_step/total_loss_avg@7=0.5208333333333333",
-                "learner/td@4#3"), writer.events);
             assertEquals(0, learner.logBuffer().scalar().count(), "log_show clears the buffers");
             assertEquals(4, learner.monitor().time());
         }
+        // The reporter thread writes the summaries; close() drains it before closing the writer.
+        assertEquals(List.of(
+            "learner_iter/cur_lr_avg@2=0.1", "learner_step/cur_lr_avg@7=0.1",
+            "learner_iter/total_loss_avg@2=0.75", "learner_step/total_loss_avg@7=0.75", "learner/td@2#3",
+            "learner_iter/cur_lr_avg@4=0.1", "learner_step/cur_lr_avg@7=0.1",
+            "learner_iter/total_loss_avg@4=0.5208333333333333", "learner_step/total_loss_avg@7=0.5208333333333333",
+            "learner/td@4#3"), writer.events);
         assertTrue(writer.closed, "close() closes the summary writer");
     }
 
