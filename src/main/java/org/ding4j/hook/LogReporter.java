@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
@@ -44,6 +45,8 @@ final class LogReporter implements AutoCloseable
         double[][] histograms = new double[0][];
         int[] histogramLengths = new int[0];
         int histogramCount;
+        Histogram train;
+        Histogram data;
 
         void add(final String name, final double average)
         {
@@ -93,7 +96,11 @@ final class LogReporter implements AutoCloseable
         if (null == report)
         {
             dropped++;
-            LOG.warn("log_show: {} reports dropped, the reporter thread is behind", dropped);
+            if (0 == (dropped & (dropped - 1)))
+            {
+                // Powers of two only: a warning per drop would allocate on the training thread under overload.
+                LOG.warn("log_show: {} reports dropped so far, the reporter thread is behind", dropped);
+            }
             return null;
         }
         report.count = 0;
@@ -139,6 +146,9 @@ final class LogReporter implements AutoCloseable
         {
             vars.put(report.names[i] + "_avg", report.averages[i]);
         }
+        learner.latency().addToTotals(report.train, report.data);
+        percentiles(vars, "train_time", report.train);
+        percentiles(vars, "data_time", report.data);
         learner.info("=== Training Iteration " + report.iteration + " Result ===");
         learner.info("\n" + TextTable.horizontal(vars));
         final SummaryWriter tb = learner.tbLogger();
@@ -154,6 +164,17 @@ final class LogReporter implements AutoCloseable
                 tb.addHistogram(instance + "/" + report.histogramNames[i],
                     Arrays.copyOf(report.histograms[i], report.histogramLengths[i]), report.iteration);
             }
+        }
+    }
+
+    /** Adds p50/p99/max of one interval in milliseconds, as {@code {var}_p50_ms} etc., when it has samples. */
+    private static void percentiles(final Map<String, Double> vars, final String var, final Histogram interval)
+    {
+        if (interval.getTotalCount() > 0)
+        {
+            vars.put(var + "_p50_ms", interval.getValueAtPercentile(50) / 1e6);
+            vars.put(var + "_p99_ms", interval.getValueAtPercentile(99) / 1e6);
+            vars.put(var + "_max_ms", interval.getMaxValue() / 1e6);
         }
     }
 

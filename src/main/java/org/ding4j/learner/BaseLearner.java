@@ -25,6 +25,7 @@ import org.ding4j.hook.Hooks;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.hook.LogReducer;
 import org.ding4j.hook.SaveCkptHook;
+import org.ding4j.log.LearnerLatency;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.ScalarDict;
 import org.ding4j.log.SummaryWriter;
@@ -79,6 +80,7 @@ public class BaseLearner implements AutoCloseable
     private final Logger logger;
     private final SummaryWriter tbLogger;
     private final LogBuffer logBuffer = new LogBuffer();
+    private final LearnerLatency latency = new LearnerLatency();
     private final Hooks hooks;
     private final CountVar lastIter = new CountVar(0);
     private final Sink sink = new Sink();
@@ -268,7 +270,9 @@ public class BaseLearner implements AutoCloseable
             final long start = System.nanoTime();
             sink.priorityCount = -1;
             sinkPolicy.forward(data, args, sink);
-            logBuffer.scalar().put(trainTimeIndex, (System.nanoTime() - start) * 1e-9);
+            final long elapsed = System.nanoTime() - start;
+            latency.recordTrainNs(elapsed);
+            logBuffer.scalar().put(trainTimeIndex, elapsed * 1e-9);
             if (sink.priorityCount >= 0)
             {
                 sink.pendingData = data;
@@ -280,7 +284,9 @@ public class BaseLearner implements AutoCloseable
         }
         final long start = System.nanoTime();
         final Object out = policy.forward(data, args);
-        final double seconds = (System.nanoTime() - start) * 1e-9;
+        final long elapsed = System.nanoTime() - start;
+        latency.recordTrainNs(elapsed);
+        final double seconds = elapsed * 1e-9;
         final List<Map<String, Object>> updates = extractPriority(updatesOf(out), data);
         collectorEnvstep = envstep;
         final double share = seconds / Math.max(1, updates.size());
@@ -440,7 +446,9 @@ public class BaseLearner implements AutoCloseable
             {
                 return;
             }
-            logBuffer.scalar().put(dataTimeIndex, (System.nanoTime() - waitStart) * 1e-9);
+            final long waited = System.nanoTime() - waitStart;
+            latency.recordDataNs(waited);
+            logBuffer.scalar().put(dataTimeIndex, waited * 1e-9);
             train(data, -1, null);
             if (stopSignalled)
             {
@@ -658,6 +666,12 @@ public class BaseLearner implements AutoCloseable
     public LogBuffer logBuffer()
     {
         return logBuffer;
+    }
+
+    /** @return train_time and data_time latency recorders (percentiles per log_show interval and in total) */
+    public LearnerLatency latency()
+    {
+        return latency;
     }
 
     /** @return the text logger */

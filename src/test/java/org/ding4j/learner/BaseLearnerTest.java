@@ -170,9 +170,10 @@ class BaseLearnerTest
     void shouldLogAveragesAndWriteSummariesEveryFreqIterationsThenClearTheBuffers()
     {
         final RecordingWriter writer = new RecordingWriter();
-        try (BaseLearner learner = new BaseLearner(
+        final BaseLearner learner = new BaseLearner(
             ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=2")), new CountingPolicy(), writer,
-            DistInfo.single(), dir.resolve("show").toString(), "learner"))
+            DistInfo.single(), dir.resolve("show").toString(), "learner");
+        try (learner)
         {
             for (int i = 0; i < 4; i++)
             {
@@ -182,6 +183,15 @@ class BaseLearnerTest
             assertEquals(4, learner.monitor().time());
         }
         // The reporter thread writes the summaries; close() drains it before closing the writer.
+        final List<String> latencyTags = writer.events.stream().filter(e -> e.contains("train_time_"))
+            .map(e -> e.substring(0, e.indexOf('@') + 2)).toList();
+        assertEquals(List.of("learner_iter/train_time_p50_ms@2", "learner_step/train_time_p50_ms@7",
+            "learner_iter/train_time_p99_ms@2", "learner_step/train_time_p99_ms@7", "learner_iter/train_time_max_ms@2",
+            "learner_step/train_time_max_ms@7", "learner_iter/train_time_p50_ms@4", "learner_step/train_time_p50_ms@7",
+            "learner_iter/train_time_p99_ms@4", "learner_step/train_time_p99_ms@7", "learner_iter/train_time_max_ms@4",
+            "learner_step/train_time_max_ms@7"), latencyTags, "p50/p99/max of each report's own interval");
+        writer.events.removeIf(e -> e.contains("train_time_"));
+        assertEquals(4, learner.latency().total("train_time").getTotalCount());
         assertEquals(List.of(
             "learner_iter/cur_lr_avg@2=0.1", "learner_step/cur_lr_avg@7=0.1",
             "learner_iter/total_loss_avg@2=0.75", "learner_step/total_loss_avg@7=0.75", "learner/td@2#3",
