@@ -9,6 +9,7 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.log.LearnerLatency;
 import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TextTable;
 import org.slf4j.Logger;
@@ -45,8 +46,6 @@ final class LogReporter implements AutoCloseable
         double[][] histograms = new double[0][];
         int[] histogramLengths = new int[0];
         int histogramCount;
-        Histogram train;
-        Histogram data;
 
         void add(final String name, final double average)
         {
@@ -146,9 +145,10 @@ final class LogReporter implements AutoCloseable
         {
             vars.put(report.names[i] + "_avg", report.averages[i]);
         }
-        learner.latency().addToTotals(report.train, report.data);
-        percentiles(vars, "train_time", report.train);
-        percentiles(vars, "data_time", report.data);
+        final LearnerLatency latency = learner.latency();
+        latency.takeInterval();
+        percentiles(vars, "train_time", latency.trainInterval());
+        percentiles(vars, "data_time", latency.dataInterval());
         learner.info("=== Training Iteration " + report.iteration + " Result ===");
         learner.info("\n" + TextTable.horizontal(vars));
         final SummaryWriter tb = learner.tbLogger();

@@ -75,9 +75,6 @@ public final class LogShowHook extends LearnerHook
         report.learner = learner;
         report.iteration = iteration;
         report.envstep = learner.collectorEnvstep();
-        // Each slot recycles the interval histograms it carried last time.
-        report.train = learner.latency().trainInterval(report.train);
-        report.data = learner.latency().dataInterval(report.data);
         final Policy policy = learner.policy();
         if (policy != varsOf)
         {

@@ -8,24 +8,23 @@ import org.HdrHistogram.SingleWriterRecorder;
 /**
  * Latency percentiles (1% resolution, up to one minute) of {@code train_time} (the policy update) and {@code data_time} (the wait for a batch): the
  * training thread records nanoseconds into HdrHistogram single-writer recorders without allocating or locking;
- * {@code log_show} takes an interval histogram per report on the training thread (recycled, so no allocation after
- * warm-up) and the log reporter adds it to a running total. Percentiles per interval go into the log table.
+ * the log reporter takes an interval histogram per report (recycled, so no allocation after warm-up) and adds it to
+ * a running total. Percentiles per interval go into the log table.
  * <p>
- * Threads: record and take intervals on the training thread; {@link #addToTotals} on the reporter;
- * {@link #total} from any thread (it copies under the lock the reporter takes).
+ * Threads: record on the training thread; {@link #takeInterval()} on the reporter; {@link #total} from any thread
+ * (it copies under the lock {@code takeInterval} holds).
  */
 public final class LearnerLatency
 {
     /** Longest latency tracked: one minute (longer values are recorded as one minute). */
     public static final long HIGHEST_NS = TimeUnit.MINUTES.toNanos(1);
-    /**
-     * Two significant digits (1% resolution): the counts array is then ~30 KB, which the training thread resets
-     * once per report when it takes an interval; three digits would make that ~10x larger.
-     */
+    /** Two significant digits (1% resolution) keep each histogram's counts array near 30 KB. */
     public static final int SIGNIFICANT_DIGITS = 2;
 
     private final SingleWriterRecorder train = new SingleWriterRecorder(HIGHEST_NS, SIGNIFICANT_DIGITS);
     private final SingleWriterRecorder data = new SingleWriterRecorder(HIGHEST_NS, SIGNIFICANT_DIGITS);
+    private Histogram trainInterval;
+    private Histogram dataInterval;
     private final Histogram trainTotal = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
     private final Histogram dataTotal = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
 
@@ -42,38 +41,28 @@ public final class LearnerLatency
     }
 
     /**
-     * The train_time samples since the last call, in a recycled histogram. Called on the training thread at report
-     * time, so the interval is exactly the report's.
-     *
-     * @param recycle a histogram this method returned before (or null, which allocates)
-     * @return the interval histogram (ns)
+     * Swaps the recorders' intervals into the recycled interval histograms and adds them to the totals. Called by
+     * the one reader (the log reporter) when it writes a report, so the interval is "since the previous report was
+     * written": the training thread never pays for the swap (resetting the counts costs microseconds).
      */
-    public Histogram trainInterval(final Histogram recycle)
+    public synchronized void takeInterval()
     {
-        return train.getIntervalHistogram(recycle);
-    }
-
-    /**
-     * The data_time samples since the last call, as {@link #trainInterval}.
-     *
-     * @param recycle a histogram this method returned before (or null, which allocates)
-     * @return the interval histogram (ns)
-     */
-    public Histogram dataInterval(final Histogram recycle)
-    {
-        return data.getIntervalHistogram(recycle);
-    }
-
-    /**
-     * Adds one report's intervals to the totals (the reporter thread does this).
-     *
-     * @param trainInterval train_time interval
-     * @param dataInterval  data_time interval
-     */
-    public synchronized void addToTotals(final Histogram trainInterval, final Histogram dataInterval)
-    {
+        trainInterval = train.getIntervalHistogram(trainInterval);
+        dataInterval = data.getIntervalHistogram(dataInterval);
         trainTotal.add(trainInterval);
         dataTotal.add(dataInterval);
+    }
+
+    /** @return the last interval's train_time histogram (ns); reader thread only, valid until the next take */
+    public Histogram trainInterval()
+    {
+        return trainInterval;
+    }
+
+    /** @return the last interval's data_time histogram (ns); reader thread only, valid until the next take */
+    public Histogram dataInterval()
+    {
+        return dataInterval;
     }
 
     /**
