@@ -30,6 +30,7 @@ import org.ding4j.log.LogBuffer;
 import org.ding4j.log.ScalarDict;
 import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TensorBoardWriter;
+import org.ding4j.log.TextLogFile;
 import org.ding4j.log.TickMonitor;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
@@ -78,6 +79,7 @@ public class BaseLearner implements AutoCloseable
     private final int worldSize;
     private final boolean onlyMonitorRank0;
     private final Logger logger;
+    private final TextLogFile logFile;
     private final SummaryWriter tbLogger;
     private final LogBuffer logBuffer = new LogBuffer();
     private final LearnerLatency latency = new LearnerLatency();
@@ -143,6 +145,8 @@ public class BaseLearner implements AutoCloseable
         {
             writeEffectiveConfig();
         }
+        this.logFile = new TextLogFile(Path.of(expName, "log", instanceName, instanceName + "_logger.txt"),
+            instanceName);
         // Last: the config is valid by now, so no writer thread is left behind by a failed construction.
         this.tbLogger = isMonitoring() ? (null != tbLogger ? tbLogger : defaultTensorBoard()) : null;
         if (null != policy)
@@ -398,6 +402,7 @@ public class BaseLearner implements AutoCloseable
         {
             failure = t;
             logger.error("[RANK{}]: training failed at iteration {}", rank, lastIter.val(), t);
+            logFile.write("ERROR", "[RANK" + rank + "]: training failed at iteration " + lastIter.val() + ": " + t);
             saveQuietly(EXCEPTION_CHECKPOINT, t);
         }
         finally
@@ -549,6 +554,7 @@ public class BaseLearner implements AutoCloseable
             tbLogger.flush();
             tbLogger.close();
         }
+        logFile.close();
     }
 
     /**
@@ -614,16 +620,35 @@ public class BaseLearner implements AutoCloseable
         return new LearnInfo(lastIter.val(), priorityInfo, learnerDone);
     }
 
-    /** @param s logged at INFO as {@code [RANK{r}]: s} */
+    /**
+     * Logs at INFO as {@code [RANK{r}]: s} through SLF4J and into {@link #logFile()}.
+     *
+     * @param s the message
+     */
     public void info(final String s)
     {
         logger.info("[RANK{}]: {}", rank, s);
+        logFile.write("INFO", "[RANK" + rank + "]: " + s);
     }
 
-    /** @param s logged at DEBUG as {@code [RANK{r}]: s} */
+    /**
+     * Logs at DEBUG as {@code [RANK{r}]: s} through SLF4J (and into {@link #logFile()} when DEBUG is on).
+     *
+     * @param s the message
+     */
     public void debug(final String s)
     {
-        logger.debug("[RANK{}]: {}", rank, s);
+        if (logger.isDebugEnabled())
+        {
+            logger.debug("[RANK{}]: {}", rank, s);
+            logFile.write("DEBUG", "[RANK" + rank + "]: " + s);
+        }
+    }
+
+    /** @return {@code ./{exp}/log/{instance}/{instance}_logger.txt}, where this learner's text log belongs */
+    public Path logFile()
+    {
+        return logFile.file();
     }
 
     /** @return the completed-update counter */

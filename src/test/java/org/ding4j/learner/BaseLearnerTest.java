@@ -167,7 +167,7 @@ class BaseLearnerTest
     }
 
     @Test
-    void shouldLogAveragesAndWriteSummariesEveryFreqIterationsThenClearTheBuffers()
+    void shouldLogAveragesAndWriteSummariesEveryFreqIterationsThenClearTheBuffers() throws IOException
     {
         final RecordingWriter writer = new RecordingWriter();
         final BaseLearner learner = new BaseLearner(
@@ -198,6 +198,11 @@ class BaseLearnerTest
             "learner_iter/total_loss_avg@4=0.5208333333333333", "learner_step/total_loss_avg@7=0.5208333333333333",
             "learner/td@4#3"), writer.events);
         assertTrue(writer.closed, "close() closes the summary writer");
+        final String text = Files.readString(learner.logFile());
+        assertTrue(learner.logFile().endsWith(Path.of("show/log/learner/learner_logger.txt")));
+        assertTrue(text.contains("[RANK0]: === Training Iteration 2 Result ==="), text);
+        assertTrue(text.contains("| Name  | cur_lr_avg | total_loss_avg | train_time_p50_ms |"), text);
+        assertTrue(text.contains("| Value | 0.100000   | 0.750000       |"), text);
     }
 
     @Test
