@@ -76,8 +76,29 @@ public class LearnerTrainBenchmark
         learner.close();
     }
 
+    /** What both no-op policies share: the four monitor vars and an empty state. */
+    abstract static class NoOpPolicy implements Policy
+    {
+        @Override
+        public List<String> monitorVars()
+        {
+            return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
+        }
+
+        @Override
+        public Map<String, Object> stateDict()
+        {
+            return Map.of();
+        }
+
+        @Override
+        public void loadStateDict(final Map<String, Object> state)
+        {
+        }
+    }
+
     /** Writes four scalars by index. */
-    static final class NoOpSinkPolicy implements SinkPolicy
+    static final class NoOpSinkPolicy extends NoOpPolicy implements SinkPolicy
     {
         private int a;
         private int b;
@@ -103,27 +124,10 @@ public class LearnerTrainBenchmark
             sink.put(c, 2.0 * x);
             sink.put(d, 3.0 * x);
         }
-
-        @Override
-        public List<String> monitorVars()
-        {
-            return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
-        }
-
-        @Override
-        public Map<String, Object> stateDict()
-        {
-            return Map.of();
-        }
-
-        @Override
-        public void loadStateDict(final Map<String, Object> state)
-        {
-        }
     }
 
     /** Returns a fresh map of four numbers, as a DI-engine policy does. */
-    static final class NoOpMapPolicy implements Policy
+    static final class NoOpMapPolicy extends NoOpPolicy
     {
         private double x;
 
@@ -137,23 +141,6 @@ public class LearnerTrainBenchmark
             vars.put("q_value", 2.0 * x);
             vars.put("target_q_value", 3.0 * x);
             return vars;
-        }
-
-        @Override
-        public List<String> monitorVars()
-        {
-            return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
-        }
-
-        @Override
-        public Map<String, Object> stateDict()
-        {
-            return Map.of();
-        }
-
-        @Override
-        public void loadStateDict(final Map<String, Object> state)
-        {
         }
     }
 }
