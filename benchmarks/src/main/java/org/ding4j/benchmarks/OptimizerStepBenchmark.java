@@ -5,7 +5,6 @@ import java.util.concurrent.TimeUnit;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
-import org.bytedeco.pytorch.Optimizer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.torch.AdamConfig;
@@ -24,7 +23,6 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -41,7 +39,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsPrepend = {"-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-Xms512m", "-Xmx512m"})
-public class OptimizerStepBenchmark
+public class OptimizerStepBenchmark extends OptimizedNet
 {
     @Param({"4-128-128-2", "64-512-512-16"})
     public String net;
@@ -49,10 +47,6 @@ public class OptimizerStepBenchmark
     @Param({"fused", "libtorch"})
     public String adam;
 
-    private Mlp mlp;
-    private FlatParameters flat;
-    private FusedAdam fused;
-    private Optimizer reference;
 
     @Setup(Level.Trial)
     public void setUp()
@@ -91,17 +85,6 @@ public class OptimizerStepBenchmark
                 reference.step();
             }
         }
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown()
-    {
-        if (null != fused)
-        {
-            fused.close();
-            flat.close();
-        }
-        mlp.close();
     }
 
     public static void main(final String[] args) throws RunnerException

@@ -5,7 +5,6 @@ import java.util.concurrent.TimeUnit;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Adam;
 import org.bytedeco.pytorch.AdamOptions;
-import org.bytedeco.pytorch.Optimizer;
 import org.bytedeco.pytorch.SGD;
 import org.bytedeco.pytorch.SGDOptions;
 import org.bytedeco.pytorch.Tensor;
@@ -13,7 +12,6 @@ import org.bytedeco.pytorch.global.torch;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
-import org.ding4j.torch.FusedOptimizer;
 import org.ding4j.torch.FusedSgd;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.SgdConfig;
@@ -29,7 +27,6 @@ import org.openjdk.jmh.annotations.Param;
 import org.openjdk.jmh.annotations.Scope;
 import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
-import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.RunnerException;
@@ -46,7 +43,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Warmup(iterations = 3, time = 1)
 @Measurement(iterations = 5, time = 1)
 @Fork(value = 1, jvmArgsPrepend = {"-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-Xms512m", "-Xmx512m"})
-public class UpdateStepBenchmark
+public class UpdateStepBenchmark extends OptimizedNet
 {
     @Param({"4-128-128-2", "64-512-512-16"})
     public String net;
@@ -57,10 +54,6 @@ public class UpdateStepBenchmark
     @Param({"fusedAdam", "libtorchAdam", "fusedSgd", "libtorchSgd"})
     public String optimizer;
 
-    private Mlp mlp;
-    private FlatParameters flat;
-    private FusedOptimizer<?> fused;
-    private Optimizer reference;
     private Tensor inputs;
     private Tensor targets;
 
@@ -113,17 +106,6 @@ public class UpdateStepBenchmark
             }
             return loss.item_double();
         }
-    }
-
-    @TearDown(Level.Trial)
-    public void tearDown()
-    {
-        if (null != fused)
-        {
-            fused.close();
-            flat.close();
-        }
-        mlp.close();
     }
 
     public static void main(final String[] args) throws RunnerException
