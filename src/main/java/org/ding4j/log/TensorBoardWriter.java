@@ -234,7 +234,7 @@ public final class TensorBoardWriter implements SummaryWriter
 
     private void run(final Encoder encoder)
     {
-        final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 10_000, 1_000_000);
+        final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 100_000, 10_000_000);
         try (encoder)
         {
             while (true)
