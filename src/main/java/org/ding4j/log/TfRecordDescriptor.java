@@ -17,8 +17,6 @@ public final class TfRecordDescriptor
 {
     /** Bytes before the data: length and its CRC. */
     public static final int HEADER_LENGTH = Long.BYTES + Integer.BYTES;
-    /** Bytes after the data: its CRC. */
-    public static final int FOOTER_LENGTH = Integer.BYTES;
 
     private static final int MASK_DELTA = 0xa282ead8;
 
