@@ -1,7 +1,9 @@
 package org.ding4j.checkpoint;
 
 import java.io.IOException;
-import java.nio.ByteBuffer;
+import java.io.BufferedOutputStream;
+import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
@@ -30,8 +32,32 @@ public final class AtomicFiles
      */
     public static void write(final Path target, final byte[] bytes) throws IOException
     {
-        Objects.requireNonNull(target, "target");
         Objects.requireNonNull(bytes, "bytes");
+        write(target, out -> out.write(bytes));
+    }
+
+    /** Produces a file's content into a stream, so that large files need not exist as one array first. */
+    @FunctionalInterface
+    public interface Content
+    {
+        /**
+         * @param out where the content goes; buffered, closed by the caller
+         * @throws IOException if producing or writing fails
+         */
+        void writeTo(OutputStream out) throws IOException;
+    }
+
+    /**
+     * Atomically replaces (or creates) a file with streamed content, creating its folder if needed.
+     *
+     * @param target  the final path
+     * @param content writes the whole content
+     * @throws IOException if any step fails; the target is then untouched and the temporary file removed
+     */
+    public static void write(final Path target, final Content content) throws IOException
+    {
+        Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(content, "content");
         final Path absolute = target.toAbsolutePath();
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
@@ -41,11 +67,9 @@ public final class AtomicFiles
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING))
             {
-                final ByteBuffer buffer = ByteBuffer.wrap(bytes);
-                while (buffer.hasRemaining())
-                {
-                    channel.write(buffer);
-                }
+                final OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+                content.writeTo(out);
+                out.flush();
                 channel.force(true);
             }
             try

@@ -1,5 +1,7 @@
 package org.ding4j.cli;
 
+import java.util.concurrent.Callable;
+
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -8,34 +10,31 @@ import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.MlpRegressor;
 import org.ding4j.torch.Threads;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
 /**
- * The smoke run behind {@code ./ding4j}: trains the 4-128-128-2 MLP (benchmark net (a)) with the fused Adam on a
+ * {@code ding4j smoke}: trains the 4-128-128-2 MLP (benchmark net (a)) with the fused Adam on a
  * fixed non-linear regression target and prints the loss as it falls. It exits 1 if the loss does not fall.
- * <p>
- * Arguments: {@code [steps] [seed]} (defaults 2000 and 0).
  */
-public final class SmokeTrain
+@Command(name = "smoke", mixinStandardHelpOptions = true,
+    description = "Train a 4-128-128-2 MLP regressor with the fused Adam; exit 1 unless the loss halves.")
+final class SmokeTrain implements Callable<Integer>
 {
     private static final int BATCH = 64;
 
-    private SmokeTrain()
-    {
-    }
+    @Parameters(index = "0", defaultValue = "2000", description = "update steps (default ${DEFAULT-VALUE})")
+    private int steps;
 
-    /**
-     * Runs the smoke training.
-     *
-     * @param args {@code [steps] [seed]}
-     */
-    public static void main(final String[] args)
+    @Parameters(index = "1", defaultValue = "0", description = "seed (default ${DEFAULT-VALUE})")
+    private long seed;
+
+    @Override
+    public Integer call()
     {
-        final int steps = args.length > 0 ? Integer.parseInt(args[0]) : 2000;
-        final long seed = args.length > 1 ? Long.parseLong(args[1]) : 0L;
         if (steps < 1)
         {
-            System.err.println("steps: expected a positive integer, got " + steps);
-            System.exit(2);
+            throw new IllegalArgumentException("steps: expected a positive integer, got " + steps);
         }
         final Threads.Settings threads = Threads.configure();
         System.out.printf("ding4j smoke run: MLP 4-128-128-2, fused Adam lr 1e-3, batch %d, %d steps, seed %d, "
@@ -75,10 +74,11 @@ public final class SmokeTrain
                 if (!(last < 0.5 * first))
                 {
                     System.err.println("loss did not fall by half: first=" + first + " last=" + last);
-                    System.exit(1);
+                    return 1;
                 }
             }
         }
+        return 0;
     }
 
     /** y = (sin(x0) + x1 * x2, x3^2 / 2): smooth, non-linear, and learnable by this net. */

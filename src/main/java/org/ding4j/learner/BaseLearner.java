@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.ding4j.checkpoint.BinaryCheckpointIO;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.checkpoint.CheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
@@ -93,7 +93,7 @@ public class BaseLearner implements AutoCloseable
 
     private Policy policy;
     private TickMonitor monitor;
-    private CheckpointIO checkpointIO = new BinaryCheckpointIO();
+    private CheckpointIO checkpointIO = new TorchCheckpointIO();
     private LogReducer logReducer;
     private DataSource<?> dataSource;
     private AsyncDataLoader<?> dataloader;

@@ -266,6 +266,102 @@ public final class FlatParameters implements AutoCloseable
         return groups[index];
     }
 
+    /**
+     * @param parameter parameter index
+     * @return a view of its values in the flat buffer, shaped as the parameter (writes go to the model)
+     */
+    public Tensor view(final int parameter)
+    {
+        final long[] shape = shapes[parameter];
+        long n = 1;
+        for (final long d : shape)
+        {
+            n *= d;
+        }
+        return groupOf(parameter).values().narrow(0, offset(parameter), n).view(shape);
+    }
+
+    /**
+     * The parameters as a PyTorch {@code state_dict()}: name to a new tensor holding a copy of the values.
+     *
+     * @return the names in export order, each with its copy
+     */
+    public Map<String, Object> stateDict()
+    {
+        final Map<String, Object> state = new LinkedHashMap<>();
+        try (NoGradGuard noGrad = new NoGradGuard())
+        {
+            for (int i = 0; i < names.length; i++)
+            {
+                state.put(names[i], view(i).clone());
+            }
+        }
+        return state;
+    }
+
+    /**
+     * Copies a state dict's tensors into the parameters by name, like PyTorch's {@code load_state_dict}. With
+     * {@code strict}, any missing, unexpected or mismatched key fails the whole load before anything is copied;
+     * otherwise the matching keys are loaded and the rest reported.
+     *
+     * @param source name to tensor (values are converted to the parameter's dtype and device)
+     * @param strict whether every key must match
+     * @return what did not match (empty when strict and it returns)
+     * @throws IllegalArgumentException when strict and the keys or shapes differ, listing every difference
+     */
+    public StateDictReport loadStateDict(final Map<?, ?> source, final boolean strict)
+    {
+        Objects.requireNonNull(source, "source");
+        final List<String> missing = new ArrayList<>();
+        final List<String> mismatched = new ArrayList<>();
+        final List<Integer> loadable = new ArrayList<>();
+        for (int i = 0; i < names.length; i++)
+        {
+            final Object value = source.get(names[i]);
+            if (!source.containsKey(names[i]))
+            {
+                missing.add(names[i]);
+            }
+            else if (!(value instanceof Tensor t) || !Arrays.equals(shapes[i], t.sizes().vec().get()))
+            {
+                mismatched.add(names[i] + ": checkpoint has " + describe(value) + ", the model "
+                    + Arrays.toString(shapes[i]));
+            }
+            else
+            {
+                loadable.add(i);
+            }
+        }
+        final List<String> unexpected = new ArrayList<>();
+        final List<String> known = Arrays.asList(names);
+        for (final Object key : source.keySet())
+        {
+            if (!known.contains(key))
+            {
+                unexpected.add(String.valueOf(key));
+            }
+        }
+        final StateDictReport report = new StateDictReport(missing, unexpected, mismatched);
+        if (strict && !report.isEmpty())
+        {
+            throw new IllegalArgumentException("state dict does not match the model (strict load): " + report);
+        }
+        try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+        {
+            for (final int i : loadable)
+            {
+                view(i).copy_((Tensor)source.get(names[i]));
+            }
+        }
+        return report;
+    }
+
+    private static String describe(final Object value)
+    {
+        return value instanceof Tensor t ? "shape " + Arrays.toString(t.sizes().vec().get())
+            : "a " + (null == value ? "None" : value.getClass().getSimpleName()) + ", not a tensor";
+    }
+
     /** Zeroes every gradient buffer in place, keeping the views autograd accumulates into. */
     public void zeroGrad()
     {

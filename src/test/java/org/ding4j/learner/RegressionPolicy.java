@@ -5,11 +5,9 @@ import java.util.List;
 import java.util.Map;
 
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.torch.AdamConfig;
-import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.MlpRegressor;
 import org.ding4j.policy.Policy;
@@ -50,14 +48,8 @@ final class RegressionPolicy implements Policy, AutoCloseable
     @Override
     public Map<String, Object> stateDict()
     {
-        final FlatParameters params = regressor.parameters();
-        final Map<String, Object> model = new LinkedHashMap<>();
-        for (int i = 0; i < params.size(); i++)
-        {
-            model.put(params.name(i), view(params, i).clone());
-        }
         final Map<String, Object> state = new LinkedHashMap<>();
-        state.put("model", model);
+        state.put("model", regressor.parameters().stateDict());
         state.put("optimizer", regressor.optimizer().stateDict());
         return state;
     }
@@ -66,31 +58,13 @@ final class RegressionPolicy implements Policy, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        final FlatParameters params = regressor.parameters();
-        final Map<String, Object> model = (Map<String, Object>)state.get("model");
-        try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
-        {
-            for (int i = 0; i < params.size(); i++)
-            {
-                view(params, i).copy_((Tensor)model.get(params.name(i)));
-            }
-        }
+        regressor.parameters().loadStateDict((Map<String, Object>)state.get("model"), true);
         regressor.optimizer().loadStateDict((Map<String, Object>)state.get("optimizer"));
     }
 
     Tensor values()
     {
         return regressor.parameters().group(0).values();
-    }
-
-    private static Tensor view(final FlatParameters params, final int i)
-    {
-        long n = 1;
-        for (final long d : params.shape(i))
-        {
-            n *= d;
-        }
-        return params.group(0).values().narrow(0, params.offset(i), n).view(params.shape(i));
     }
 
     @Override

@@ -19,7 +19,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.ding4j.checkpoint.BinaryCheckpointIO;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
@@ -95,7 +95,7 @@ class StartTest
             final IllegalStateException thrown = assertThrows(IllegalStateException.class, learner::start);
             assertSame(boom, thrown, "the failure is rethrown as it is");
             final Map<String, Object> saved =
-                new BinaryCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.EXCEPTION_CHECKPOINT));
+                new TorchCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.EXCEPTION_CHECKPOINT));
             assertEquals(3L, saved.get("last_iter"));
             assertTrue(Files.exists(dir.resolve("ckpt/iteration_3.pth.tar")), "after_run still ran");
             assertFalse(learner.learnerDone());
@@ -158,7 +158,7 @@ class StartTest
             output.size())));
         assertTrue(returned, "start() returned normally");
         final Map<String, Object> saved =
-            new BinaryCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.INTERRUPT_CHECKPOINT));
+            new TorchCheckpointIO().read(dir.resolve("ckpt/" + BaseLearner.INTERRUPT_CHECKPOINT));
         assertEquals(lastReported, saved.get("last_iter"), "the checkpoint counts every completed update");
         assertEquals(lastReported, ((Map<?, ?>)saved.get("model")).get("updates"));
     }

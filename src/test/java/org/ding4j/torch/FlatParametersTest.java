@@ -133,6 +133,33 @@ class FlatParametersTest
         }
     }
 
+    @Test
+    void shouldLoadStateDictsByNameStrictlyOrReportingTheDifferences()
+    {
+        try (PointerScope scope = new PointerScope();
+            Mlp source = seededMlp(1, 4, 8, 2);
+            FlatParameters from = FlatParameters.of(source.module());
+            Mlp target = seededMlp(2, 4, 8, 3);
+            FlatParameters to = FlatParameters.of(target.module()))
+        {
+            final java.util.Map<String, Object> state = from.stateDict();
+            assertEquals(List.of("0.weight", "0.bias", "2.weight", "2.bias"), List.copyOf(state.keySet()));
+            state.put("extra", 1L);
+            state.remove("0.bias");
+            final Tensor before = to.group(0).values().clone();
+            assertMessage("missing keys [0.bias], unexpected keys [extra], mismatched [2.weight: checkpoint has shape "
+                + "[2, 8], the model [3, 8], 2.bias: checkpoint has shape [2], the model [3]]",
+                () -> to.loadStateDict(state, true));
+            assertTrue(before.equal(to.group(0).values()), "a failed strict load changes nothing");
+            final StateDictReport report = to.loadStateDict(state, false);
+            assertEquals(List.of("0.bias"), report.missing());
+            assertEquals(List.of("extra"), report.unexpected());
+            assertEquals(2, report.mismatched().size());
+            assertTrue(to.view(0).equal(from.view(0)), "the matching key loads");
+            assertTrue(before.narrow(0, to.offset(1), 8).equal(to.view(1)), "the missing one keeps its values");
+        }
+    }
+
     static Mlp seededMlp(final long seed, final long... sizes)
     {
         torch.manual_seed(seed);

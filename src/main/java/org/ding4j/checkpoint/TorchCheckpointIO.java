@@ -1,0 +1,344 @@
+package org.ding4j.checkpoint;
+
+import java.io.EOFException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Enumeration;
+import java.util.HashMap;
+import java.util.IdentityHashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.zip.CRC32;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipException;
+import java.util.zip.ZipFile;
+
+import org.bytedeco.javacpp.BytePointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.MemoryFormatOptional;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorOptions;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * Checkpoints in PyTorch's own {@code torch.save} format (the zip archive of {@code data.pkl}, one record per
+ * tensor storage, {@code version}), read and written without Python: {@code .pth.tar} files from DI-engine load
+ * here, and {@code torch.load} (PyTorch 1.13 and 2.x, {@code weights_only=True} included) reads what this writes.
+ *
+ * <p>Reading: the archive's zip structure is checked by {@link ZipFile}, every record's CRC-32 is verified, the
+ * pickle runs through a restricted unpickler ({@link PickleReader}: no code runs, unknown globals are refused),
+ * each storage record must have exactly its dtype's byte length and every tensor view must lie inside its storage.
+ * Any violation is a {@link CorruptCheckpointException} naming the file. Tensors come back as CPU tensors; views of
+ * one storage share it, as in PyTorch. Python tuples come back as unmodifiable lists, OrderedDicts as
+ * {@link LinkedHashMap}s.
+ *
+ * <p>Writing: maps become dicts, lists lists, tensors contiguous CPU copies with their own storage record; the
+ * archive is written through {@link AtomicFiles}, so a crash leaves the old file or the complete new one.
+ */
+public final class TorchCheckpointIO implements CheckpointIO
+{
+    /** The archive folder name inside the zip; PyTorch accepts any single top-level folder. */
+    private static final String ARCHIVE = "archive";
+    /** The zip format version {@code torch.save} writes (PyTorch 1.13 and 2.x). */
+    private static final String FORMAT_VERSION = "3\n";
+    private static final int MAX_DEPTH = 512;
+
+    @Override
+    public void write(final Path file, final Map<String, Object> state) throws IOException
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            final List<Tensor> storages = new ArrayList<>();
+            final byte[] pickle = PickleWriter.write(state, (tensor, path) -> {
+                if (tensor.isNull() || !tensor.defined())
+                {
+                    throw new IllegalArgumentException("checkpoint value " + path + ": undefined tensor");
+                }
+                storages.add(tensor.detach().cpu().contiguous());
+                return String.valueOf(storages.size() - 1);
+            });
+            AtomicFiles.write(file, out -> {
+                final StoredZipWriter zip = new StoredZipWriter(out);
+                zip.add(ARCHIVE + "/data.pkl", pickle);
+                zip.add(ARCHIVE + "/byteorder", "little".getBytes(StandardCharsets.US_ASCII));
+                for (int i = 0; i < storages.size(); i++)
+                {
+                    final Tensor t = storages.get(i);
+                    final long nbytes = t.nbytes();
+                    zip.add(ARCHIVE + "/data/" + i, new BytePointer(t.data_ptr()).capacity(nbytes), nbytes);
+                }
+                zip.add(ARCHIVE + "/version", FORMAT_VERSION.getBytes(StandardCharsets.US_ASCII));
+                zip.finish();
+            });
+        }
+    }
+
+    @Override
+    public Map<String, Object> read(final Path file) throws IOException
+    {
+        if (!Files.isRegularFile(file))
+        {
+            throw new NoSuchFileException(file.toString(), null, "checkpoint does not exist");
+        }
+        try (ZipFile zip = new ZipFile(file.toFile()))
+        {
+            return new Reader(file, zip).read();
+        }
+        catch (final ZipException | EOFException ex)
+        {
+            // ZipFile reports a damaged end record or central directory as either of these.
+            throw new CorruptCheckpointException(file, "not a readable zip archive (truncated or corrupted?): " + ex);
+        }
+    }
+
+    /** One read of one archive: its records by name and the storages loaded so far. */
+    private static final class Reader
+    {
+        private final Path file;
+        private final ZipFile zip;
+        private final Map<String, ZipEntry> records = new HashMap<>();
+        private final Map<String, Tensor> storages = new HashMap<>();
+        private String prefix;
+
+        Reader(final Path file, final ZipFile zip)
+        {
+            this.file = file;
+            this.zip = zip;
+        }
+
+        Map<String, Object> read() throws IOException
+        {
+            indexRecords();
+            final String byteOrder = records.containsKey("byteorder")
+                ? new String(record("byteorder", 16), StandardCharsets.US_ASCII).trim() : "little";
+            if (!"little".equals(byteOrder))
+            {
+                throw corrupt("byte order '" + byteOrder + "' (only little-endian checkpoints are read)");
+            }
+            final Object root;
+            try
+            {
+                root = PickleReader.load(record("data.pkl", Integer.MAX_VALUE));
+            }
+            catch (final PickleReader.PickleException ex)
+            {
+                throw corrupt("data.pkl: " + ex.getMessage());
+            }
+            if (!(root instanceof Map<?, ?>))
+            {
+                throw corrupt("the saved object is a " + (null == root ? "None" : root.getClass().getSimpleName())
+                    + ", not a dict");
+            }
+            @SuppressWarnings("unchecked")
+            final Map<String, Object> state = (Map<String, Object>)materialise(root, "", 0,
+                Collections.newSetFromMap(new IdentityHashMap<>()));
+            return state;
+        }
+
+        private void indexRecords() throws IOException
+        {
+            final Enumeration<? extends ZipEntry> entries = zip.entries();
+            while (entries.hasMoreElements())
+            {
+                final ZipEntry entry = entries.nextElement();
+                final String name = entry.getName();
+                final int slash = name.indexOf('/');
+                if (slash <= 0)
+                {
+                    throw corrupt("record '" + name + "' is not inside the archive folder");
+                }
+                if (null == prefix)
+                {
+                    prefix = name.substring(0, slash);
+                }
+                else if (!prefix.equals(name.substring(0, slash)))
+                {
+                    throw corrupt("records in two archive folders, '" + prefix + "' and '" + name + "'");
+                }
+                records.put(name.substring(slash + 1), entry);
+            }
+            if (!records.containsKey("data.pkl"))
+            {
+                throw corrupt("no data.pkl record (not a torch.save archive)");
+            }
+        }
+
+        /** A record's bytes, CRC-checked. */
+        private byte[] record(final String name, final long maxBytes) throws IOException
+        {
+            final ZipEntry entry = records.get(name);
+            if (null == entry)
+            {
+                throw corrupt("record " + name + " is missing");
+            }
+            final long size = entry.getSize();
+            if (size < 0 || size > maxBytes || size > Files.size(file))
+            {
+                throw corrupt("record " + name + " claims " + size + " bytes");
+            }
+            final byte[] bytes = new byte[(int)size];
+            try (InputStream in = zip.getInputStream(entry))
+            {
+                final int n = in.readNBytes(bytes, 0, bytes.length);
+                if (n != bytes.length || in.read() >= 0)
+                {
+                    throw corrupt("record " + name + " holds " + n + "+ bytes, its header says " + size);
+                }
+            }
+            catch (final ZipException | EOFException ex)
+            {
+                throw corrupt("record " + name + " cannot be read (truncated?): " + ex);
+            }
+            final CRC32 crc = new CRC32();
+            crc.update(bytes);
+            if (crc.getValue() != entry.getCrc())
+            {
+                throw corrupt("record " + name + " fails its CRC-32 check (corrupted)");
+            }
+            return bytes;
+        }
+
+        private Object materialise(final Object value, final String path, final int depth,
+            final Set<Object> containing) throws IOException
+        {
+            if (depth > MAX_DEPTH)
+            {
+                throw corrupt("nesting deeper than " + MAX_DEPTH + " levels at " + path);
+            }
+            if (value instanceof PickleReader.TensorRef ref)
+            {
+                return tensor(ref, path);
+            }
+            if (value instanceof Map<?, ?> map)
+            {
+                enter(containing, map, path);
+                final Map<Object, Object> out = new LinkedHashMap<>();
+                for (final Map.Entry<?, ?> entry : map.entrySet())
+                {
+                    out.put(entry.getKey(), materialise(entry.getValue(), join(path, entry.getKey()), depth + 1,
+                        containing));
+                }
+                containing.remove(map);
+                return out;
+            }
+            if (value instanceof List<?> list)
+            {
+                enter(containing, list, path);
+                final List<Object> out = new ArrayList<>(list.size());
+                for (int i = 0; i < list.size(); i++)
+                {
+                    out.add(materialise(list.get(i), path + "[" + i + "]", depth + 1, containing));
+                }
+                containing.remove(list);
+                // Tuples stay unmodifiable, lists stay lists: the reader's two list kinds survive the copy.
+                return list instanceof ArrayList<?> ? out : Collections.unmodifiableList(out);
+            }
+            return value;
+        }
+
+        private void enter(final Set<Object> containing, final Object container, final String path)
+            throws CorruptCheckpointException
+        {
+            if (!containing.add(container))
+            {
+                throw corrupt("the saved object contains itself at " + path);
+            }
+        }
+
+        private Tensor tensor(final PickleReader.TensorRef ref, final String path) throws IOException
+        {
+            final TorchDtypes dtype = ref.dtype();
+            final Tensor storage = storage(ref, dtype, path);
+            long last = ref.offset();
+            long numel = 1;
+            try
+            {
+                for (int d = 0; d < ref.size().length; d++)
+                {
+                    if (ref.size()[d] < 0 || ref.stride()[d] < 0)
+                    {
+                        throw new ArithmeticException("negative");
+                    }
+                    numel = Math.multiplyExact(numel, ref.size()[d]);
+                    last = Math.addExact(last, Math.multiplyExact(Math.max(0, ref.size()[d] - 1), ref.stride()[d]));
+                }
+            }
+            catch (final ArithmeticException ex)
+            {
+                throw corrupt("tensor " + path + " has size " + Arrays.toString(ref.size()) + " and stride "
+                    + Arrays.toString(ref.stride()));
+            }
+            if (0 == numel)
+            {
+                return torch.empty(ref.size(), new TensorOptions(dtype.scalarType()), new MemoryFormatOptional());
+            }
+            if (ref.offset() < 0 || last >= ref.storageNumel())
+            {
+                throw corrupt("tensor " + path + " (offset " + ref.offset() + ", size " + Arrays.toString(ref.size())
+                    + ", stride " + Arrays.toString(ref.stride()) + ") reaches past its storage of "
+                    + ref.storageNumel() + " elements");
+            }
+            return storage.as_strided(ref.size(), ref.stride(), new org.bytedeco.pytorch.LongOptional(ref.offset()));
+        }
+
+        private Tensor storage(final PickleReader.TensorRef ref, final TorchDtypes dtype, final String path)
+            throws IOException
+        {
+            final Tensor cached = storages.get(ref.storageKey());
+            if (null != cached)
+            {
+                if (cached.numel() != ref.storageNumel() || cached.scalar_type().value != dtype.scalarType().value)
+                {
+                    throw corrupt("storage " + ref.storageKey() + " is used with two types or sizes (at " + path
+                        + ")");
+                }
+                return cached;
+            }
+            final long nbytes;
+            try
+            {
+                nbytes = Math.multiplyExact(ref.storageNumel(), (long)dtype.elementBytes());
+            }
+            catch (final ArithmeticException ex)
+            {
+                throw corrupt("storage " + ref.storageKey() + " of " + ref.storageNumel() + " elements");
+            }
+            final String name = "data/" + ref.storageKey();
+            final ZipEntry entry = records.get(name);
+            if (null == entry || entry.getSize() != nbytes)
+            {
+                throw corrupt("record " + name + " for " + path + " should hold " + nbytes + " bytes ("
+                    + ref.storageNumel() + " x " + dtype.pythonName() + "), "
+                    + (null == entry ? "it is missing" : "it holds " + entry.getSize()));
+            }
+            final byte[] bytes = record(name, nbytes);
+            final Tensor storage = torch.empty(new long[] {ref.storageNumel()},
+                new TensorOptions(dtype.scalarType()), new MemoryFormatOptional());
+            if (nbytes > 0)
+            {
+                new BytePointer(storage.data_ptr()).capacity(nbytes).put(bytes);
+            }
+            storages.put(ref.storageKey(), storage);
+            return storage;
+        }
+
+        private static String join(final String path, final Object key)
+        {
+            return path.isEmpty() ? String.valueOf(key) : path + "." + key;
+        }
+
+        private CorruptCheckpointException corrupt(final String reason)
+        {
+            return new CorruptCheckpointException(file, reason);
+        }
+    }
+}

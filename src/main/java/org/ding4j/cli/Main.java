@@ -1,0 +1,64 @@
+package org.ding4j.cli;
+
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code ding4j} command line, run by the repository's {@code ./ding4j} launcher. Exit codes: 0 success,
+ * 1 failure, 2 bad arguments or configuration (the message names the key or option).
+ */
+@Command(name = "ding4j", mixinStandardHelpOptions = true, version = "ding4j 0.1.0",
+    description = "DI-engine's learner in Java on libtorch.",
+    subcommands = {SmokeTrain.class, CheckpointCommand.class})
+public final class Main implements Callable<Integer>
+{
+    /** Exit code for bad arguments or a bad configuration. */
+    static final int BAD_INPUT = 2;
+
+    @CommandLine.Spec
+    private CommandLine.Model.CommandSpec spec;
+
+    /**
+     * Runs the command line and exits with its code.
+     *
+     * @param args the arguments
+     */
+    public static void main(final String[] args)
+    {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** @return the configured command line, for tests that run it without exiting */
+    static CommandLine commandLine()
+    {
+        final CommandLine cli = new CommandLine(new Main());
+        cli.getCommandSpec().exitCodeOnInvalidInput(BAD_INPUT);
+        // A failure is reported as its message alone: the messages name the file, key or option at fault, and a
+        // stack trace would bury that. ding4j.debug.stackTraces=true prints them.
+        cli.setExecutionExceptionHandler((ex, line, parsed) -> {
+            line.getErr().println("ding4j: " + (null == ex.getMessage() ? ex.toString() : ex.getMessage()));
+            if (Boolean.getBoolean("ding4j.debug.stackTraces"))
+            {
+                ex.printStackTrace(line.getErr());
+            }
+            return ex instanceof IllegalArgumentException ? BAD_INPUT : 1;
+        });
+        return cli;
+    }
+
+    @Override
+    public Integer call()
+    {
+        return usage(spec);
+    }
+
+    /** Prints a command's usage to stderr for a missing subcommand. */
+    static int usage(final CommandLine.Model.CommandSpec spec)
+    {
+        spec.commandLine().getErr().println("a command is required");
+        spec.commandLine().usage(spec.commandLine().getErr());
+        return BAD_INPUT;
+    }
+}
