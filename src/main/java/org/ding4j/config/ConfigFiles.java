@@ -53,10 +53,10 @@ public final class ConfigFiles
         {
             throw new ConfigException("", "config file " + file + ": expected a .json, .yaml or .yml file");
         }
-        final Object tree;
+        final byte[] bytes;
         try
         {
-            tree = mapper.readValue(Files.readAllBytes(file), Object.class);
+            bytes = Files.readAllBytes(file);
         }
         catch (final NoSuchFileException ex)
         {
@@ -64,8 +64,45 @@ public final class ConfigFiles
         }
         catch (final IOException ex)
         {
-            throw new ConfigException("", "config file " + file + " is not valid "
-                + (JSON == mapper ? "JSON" : "YAML") + ": " + ex.getMessage(), ex);
+            throw new ConfigException("", "config file " + file + " cannot be read: " + ex.getMessage(), ex);
+        }
+        return parse(mapper, bytes, "config file " + file);
+    }
+
+    /**
+     * Loads a YAML config from the class path (an embedded default).
+     *
+     * @param resource the resource name, e.g. {@code org/ding4j/examples/cartpole_dqn.yaml}
+     * @return its tree
+     * @throws ConfigException naming the resource if it is missing or malformed
+     */
+    public static Config loadResource(final String resource)
+    {
+        try (java.io.InputStream in = ConfigFiles.class.getClassLoader().getResourceAsStream(resource))
+        {
+            if (null == in)
+            {
+                throw new ConfigException("", "embedded config " + resource + " is not on the class path");
+            }
+            return parse(YAML, in.readAllBytes(), "embedded config " + resource);
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException("", "embedded config " + resource + " cannot be read: " + ex.getMessage(), ex);
+        }
+    }
+
+    private static Config parse(final ObjectMapper mapper, final byte[] bytes, final String what)
+    {
+        final Object tree;
+        try
+        {
+            tree = mapper.readValue(bytes, Object.class);
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException("", what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
+                + ex.getMessage(), ex);
         }
         if (null == tree)
         {
@@ -73,8 +110,7 @@ public final class ConfigFiles
         }
         if (!(tree instanceof Map<?, ?> map))
         {
-            throw new ConfigException("", "config file " + file + ": expected a map at the top, got "
-                + tree.getClass().getSimpleName());
+            throw new ConfigException("", what + ": expected a map at the top, got " + tree.getClass().getSimpleName());
         }
         return Config.of(map);
     }

@@ -97,7 +97,7 @@ public class BaseLearner implements AutoCloseable
     private LogReducer logReducer;
     private DataSource<?> dataSource;
     private AsyncDataLoader<?> dataloader;
-    private long collectorEnvstep;
+    private volatile long collectorEnvstep;
     private String ckptName;
     private PriorityInfo priorityInfo;
     private boolean learnerDone;
@@ -359,7 +359,15 @@ public class BaseLearner implements AutoCloseable
     private static List<Object> ids(final Object data, final String key)
     {
         final List<Object> ids = new ArrayList<>();
-        if (data instanceof List<?> items)
+        if (data instanceof ReplaySample sample)
+        {
+            final boolean unique = "replay_unique_id".equals(key);
+            for (int i = 0; i < sample.size(); i++)
+            {
+                ids.add(unique ? (Object)sample.uniqueId(i) : (Object)sample.bufferIndex(i));
+            }
+        }
+        else if (data instanceof List<?> items)
         {
             for (final Object item : items)
             {
@@ -454,7 +462,8 @@ public class BaseLearner implements AutoCloseable
             final long waited = System.nanoTime() - waitStart;
             latency.recordDataNs(waited);
             logBuffer.scalar().put(dataTimeIndex, waited * 1e-9);
-            train(data, -1, null);
+            // The collector side sets the env step (collectorEnvstep(long)) as it goes; keep it, do not reset it.
+            train(data, collectorEnvstep, null);
             if (stopSignalled)
             {
                 break;
@@ -527,6 +536,20 @@ public class BaseLearner implements AutoCloseable
     public void dataSource(final DataSource<?> source)
     {
         this.dataSource = Objects.requireNonNull(source, "source");
+    }
+
+    /**
+     * Asks a running {@code start()} to return after the update in flight, from any thread; it then runs the
+     * {@code after_run} hooks as usual. Unlike {@link #close()} it leaves the hooks and writers open, so the
+     * caller can still save and log before closing.
+     */
+    public void stop()
+    {
+        endFlag = true;
+        if (null != dataloader)
+        {
+            dataloader.wakeUp();
+        }
     }
 
     /**

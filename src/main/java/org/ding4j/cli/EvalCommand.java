@@ -1,0 +1,87 @@
+package org.ding4j.cli;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.pipeline.CartPole;
+import org.ding4j.pipeline.DqnPipeline;
+import org.ding4j.pipeline.Evaluator;
+import org.ding4j.policy.QNetwork;
+import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.Threads;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code ding4j eval --ckpt FILE [--episodes N] [--seed N] [CONFIG] [--set ...]}: greedy episodes of a checkpoint's
+ * {@code model} on fresh random CartPole starts (not the training evaluator's replayed ones). The net's shape and
+ * the environment come from the config (the embedded default unless given).
+ */
+@Command(name = "eval", mixinStandardHelpOptions = true,
+    description = "Evaluate a checkpoint's Q-network greedily on fresh random CartPole starts.")
+final class EvalCommand implements Callable<Integer>
+{
+    @Option(names = "--ckpt", required = true, paramLabel = "FILE", description = "a checkpoint with a 'model' dict")
+    private Path ckpt;
+
+    @Option(names = "--episodes", paramLabel = "N", defaultValue = "100",
+        description = "episodes to run (default ${DEFAULT-VALUE})")
+    private int episodes;
+
+    @Option(names = "--seed", paramLabel = "N", defaultValue = "12345",
+        description = "the start states' seed (default ${DEFAULT-VALUE})")
+    private long seed;
+
+    @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG", description = "the training config, if not the default")
+    private Path config;
+
+    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "override one config key")
+    private List<String> overrides = new ArrayList<>();
+
+    @Spec
+    private picocli.CommandLine.Model.CommandSpec spec;
+
+    @Override
+    public Integer call() throws Exception
+    {
+        if (episodes < 1)
+        {
+            throw new IllegalArgumentException("--episodes: expected a positive integer, got " + episodes);
+        }
+        final Config user = ConfigFiles.override(null == config ? Config.empty() : ConfigFiles.load(config), overrides);
+        final Config cfg = new DqnPipeline(user).config();
+        Threads.configure();
+        final List<Object> widths = cfg.getList("policy.model.encoder_hidden_size_list");
+        final long[] hidden = widths.stream().mapToLong(w -> ((Number)w).longValue()).toArray();
+        try (PointerScope scope = new PointerScope();
+            QNetwork net = new QNetwork(CartPole.OBS, CartPole.ACTIONS, hidden, cfg.getBoolean("policy.model.dueling"));
+            FlatParameters params = FlatParameters.of(net.module());
+            Evaluator evaluator = new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"),
+                cfg.getInt("env.max_episode_steps"), seed), episodes, seed, false))
+        {
+            final Map<String, Object> state = new TorchCheckpointIO().read(ckpt);
+            if (!(state.get("model") instanceof Map<?, ?> model))
+            {
+                throw new IllegalArgumentException("checkpoint " + ckpt + " has no 'model' dict");
+            }
+            params.loadStateDict(model, true);
+            final Evaluator.Result result = evaluator.evaluate(net);
+            final PrintWriter out = spec.commandLine().getOut();
+            out.printf("{\"checkpoint\": \"%s\", \"episodes\": %d, \"seed\": %d, \"mean_return\": %.2f, "
+                + "\"min_return\": %.0f, \"max_return\": %.0f, \"stop_value\": %.1f}%n", ckpt, result.episodes(), seed,
+                result.meanReturn(), result.minReturn(), result.maxReturn(), cfg.getDouble("env.stop_value"));
+            out.flush();
+        }
+        return 0;
+    }
+}
