@@ -596,6 +596,8 @@ public final class DqnPipeline
                     return batch;
                 }
                 issued++;
+                // The collector may be waiting for the learner to use up its grant.
+                lock.notifyAll();
             }
             run.buffer.sample(batch);
             return batch;
