@@ -107,12 +107,14 @@ public final class TorchCheckpointIO implements CheckpointIO
         private final ZipFile zip;
         private final Map<String, ZipEntry> records = new HashMap<>();
         private final Map<String, Tensor> storages = new HashMap<>();
+        private final long fileSize;
         private String prefix;
 
-        Reader(final Path file, final ZipFile zip)
+        Reader(final Path file, final ZipFile zip) throws IOException
         {
             this.file = file;
             this.zip = zip;
+            this.fileSize = Files.size(file);
         }
 
         Map<String, Object> read() throws IOException
@@ -181,7 +183,7 @@ public final class TorchCheckpointIO implements CheckpointIO
                 throw corrupt("record " + name + " is missing");
             }
             final long size = entry.getSize();
-            if (size < 0 || size > maxBytes || size > Files.size(file))
+            if (size < 0 || size > maxBytes || size > fileSize)
             {
                 throw corrupt("record " + name + " claims " + size + " bytes");
             }
