@@ -12,8 +12,9 @@ import java.util.Objects;
  * over the defaults and checks the result: an unknown key, a value whose type differs from its default's, or a
  * value that breaks a {@link ValueRule} fails at once with a {@link ConfigException} naming the full key path.
  * <p>
- * Sections marked open ({@link Builder#open}) accept keys the defaults lack (e.g. full-form hooks); their values
- * are merged as given. Thread-safe (immutable).
+ * Sections marked open ({@link Builder#open}) accept keys the defaults lack, in them and in every section beneath
+ * them (e.g. full-form hooks, or a component's own section that the component checks itself); their values are
+ * merged as given, and keys the defaults have keep their types. Thread-safe (immutable).
  */
 public final class ConfigSchema
 {
@@ -75,7 +76,7 @@ public final class ConfigSchema
             final Object value = over.get(key);
             if (!base.has(key))
             {
-                if (!openSections.contains(path))
+                if (!isOpen(path))
                 {
                     throw new ConfigException(keyPath, "unknown key (known keys: " + String.join(", ", base.keys())
                         + ")");
@@ -87,6 +88,19 @@ public final class ConfigSchema
             result = result.with(key, mergeValue(keyPath, defaultValue, value));
         }
         return result;
+    }
+
+    /** A section is open if it, or a section above it, was marked open: the owner checks what lies beneath. */
+    private boolean isOpen(final String path)
+    {
+        for (final String open : openSections)
+        {
+            if (open.isEmpty() || path.equals(open) || path.startsWith(open + "."))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     private Object mergeValue(final String keyPath, final Object defaultValue, final Object value)
@@ -205,7 +219,8 @@ public final class ConfigSchema
         }
 
         /**
-         * @param dottedKey a section, relative to the root ("" for the root itself), that accepts unknown keys
+         * @param dottedKey a section, relative to the root ("" for the root itself), that accepts unknown keys, as do
+         *                  the sections beneath it
          * @return this
          */
         public Builder open(final String dottedKey)

@@ -166,6 +166,21 @@ public class BaseLearner implements AutoCloseable
         this(cfg, policy, null, DistInfo.single(), "default_experiment", "learner");
     }
 
+    /**
+     * Checks a learner config the way the constructor does (schema and hook specs) without building a learner, so
+     * that a pipeline embedding one can fail before it starts anything.
+     *
+     * @param cfg the user's learner config, or null
+     * @return the effective config
+     * @throws org.ding4j.config.ConfigException naming the first bad key
+     */
+    public static Config checkConfig(final Config cfg)
+    {
+        final Config effective = SCHEMA.apply(cfg);
+        HookRegistry.build(effective.child("hook"), "learner.hook");
+        return effective;
+    }
+
     /** @return the learner's defaults (SPEC section 1), as a deep immutable tree */
     public static Config defaultConfig()
     {

@@ -127,6 +127,8 @@ public final class DqnPipeline
     public DqnPipeline(final Config user)
     {
         this.cfg = SCHEMA.apply(user);
+        // The learner section is open here; the learner's own schema checks it now, before anything starts.
+        BaseLearner.checkConfig(cfg.child("learner"));
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
         {
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
@@ -530,7 +532,23 @@ public final class DqnPipeline
             });
             final Thread collectorThread = new Thread(this::collectLoop, "ding4j-collector");
             collectorThread.setDaemon(true);
-            collectorThread.start();
+            // start() runs before_run (a resume's load_ckpt among them) itself, so the collector starts from a
+            // before_run hook ordered after load_ckpt: it then acts with the resumed net, counters and epsilon.
+            learner.registerHook(new org.ding4j.hook.LearnerHook("parallel_pipeline_start",
+                org.ding4j.hook.HookRegistry.SIMPLIFIED_PRIORITY + 1, HookPosition.BEFORE_RUN)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    run.collector.resumeAt(Math.max(0, l.collectorEnvstep()));
+                    trainIter.set(l.trainIter());
+                    try (org.bytedeco.pytorch.NoGradGuard noGrad = new org.bytedeco.pytorch.NoGradGuard())
+                    {
+                        published.copy_(run.policy.parameters().group(0).values());
+                    }
+                    collectorThread.start();
+                }
+            });
             try
             {
                 learner.start();

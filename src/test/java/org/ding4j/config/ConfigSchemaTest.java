@@ -59,6 +59,22 @@ class ConfigSchemaTest
     {
         final Config merged = SCHEMA.apply(Config.of(Map.of("hook", Map.of("my_hook", Map.of("priority", 3)))));
         assertEquals(3L, merged.getLong("hook.my_hook.priority"));
+        assertError("learner.extra: unknown key", Map.of("extra", Map.of("a", 1)));
+    }
+
+    @Test
+    void shouldOpenEverySectionBeneathAnOpenOne()
+    {
+        final ConfigSchema outer = ConfigSchema.builder("", Config.of(Map.of("seed", 0L, "learner",
+            Map.of("hook", Map.of("log_show_after_iter", 100L))))).open("learner").build();
+        final Config merged = outer.apply(Config.of(Map.of("learner", Map.of("hook",
+            Map.of("load_ckpt_before_run", "a.pth.tar")))));
+        assertEquals("a.pth.tar", merged.getString("learner.hook.load_ckpt_before_run"));
+        final ConfigException typed = assertThrows(ConfigException.class, () -> outer.apply(Config.of(Map.of(
+            "learner", Map.of("hook", Map.of("log_show_after_iter", "often"))))));
+        assertEquals("learner.hook.log_show_after_iter: expected an integer, got \"often\"", typed.getMessage(),
+            "keys the defaults have keep their types");
+        assertThrows(ConfigException.class, () -> outer.apply(Config.of(Map.of("seeds", 1L))));
     }
 
     @Test
