@@ -3,16 +3,26 @@ package org.ding4j.dist;
 import java.util.Map;
 
 /**
- * A process's place in a distributed job: its global rank and the world size (torchrun's {@code RANK} and
- * {@code WORLD_SIZE}).
+ * A process's place in a distributed job, with torchrun's names: global {@code RANK} and {@code WORLD_SIZE}, the
+ * node-local {@code LOCAL_RANK} (which selects the device: a global rank is not a device index, DI-engine#875), and
+ * the rendezvous {@code MASTER_ADDR}:{@code MASTER_PORT} where rank 0 hosts the store.
  *
- * @param rank      0-based global rank, below worldSize
- * @param worldSize number of ranks, >= 1
+ * @param rank       0-based global rank, below worldSize
+ * @param worldSize  number of ranks, >= 1
+ * @param localRank  0-based rank on this node (the device index), below worldSize
+ * @param masterAddr host of rank 0's store
+ * @param masterPort its TCP port, 1-65535
  */
-public record DistInfo(int rank, int worldSize)
+public record DistInfo(int rank, int worldSize, int localRank, String masterAddr, int masterPort)
 {
+    /** torchrun's default rendezvous address. */
+    public static final String DEFAULT_MASTER_ADDR = "127.0.0.1";
+    /** torchrun's default rendezvous port. */
+    public static final int DEFAULT_MASTER_PORT = 29500;
+
     /**
-     * @throws IllegalArgumentException if worldSize is below 1 or rank is outside [0, worldSize)
+     * @throws IllegalArgumentException naming the value if worldSize is below 1, rank or localRank is outside
+     *                                  [0, worldSize), the address is empty or the port is outside 1-65535
      */
     public DistInfo
     {
@@ -24,6 +34,31 @@ public record DistInfo(int rank, int worldSize)
         {
             throw new IllegalArgumentException("rank: expected 0 <= rank < world_size=" + worldSize + ", got " + rank);
         }
+        if (localRank < 0 || localRank >= worldSize)
+        {
+            throw new IllegalArgumentException("local_rank: expected 0 <= local_rank < world_size=" + worldSize
+                + ", got " + localRank);
+        }
+        if (null == masterAddr || masterAddr.isBlank())
+        {
+            throw new IllegalArgumentException("master_addr: expected a host name or address, got \"" + masterAddr
+                + "\"");
+        }
+        if (masterPort < 1 || masterPort > 65535)
+        {
+            throw new IllegalArgumentException("master_port: expected 1-65535, got " + masterPort);
+        }
+    }
+
+    /**
+     * One node: the local rank is the rank, the store at torchrun's default address.
+     *
+     * @param rank      global rank
+     * @param worldSize number of ranks
+     */
+    public DistInfo(final int rank, final int worldSize)
+    {
+        this(rank, worldSize, rank, DEFAULT_MASTER_ADDR, DEFAULT_MASTER_PORT);
     }
 
     /** @return rank 0 of 1 */
@@ -32,14 +67,25 @@ public record DistInfo(int rank, int worldSize)
         return new DistInfo(0, 1);
     }
 
+    /** @return whether there is more than one rank */
+    public boolean distributed()
+    {
+        return worldSize > 1;
+    }
+
     /**
      * @param environment the process environment ({@code System.getenv()})
-     * @return rank and world size from {@code RANK} and {@code WORLD_SIZE}, defaulting to 0 and 1
-     * @throws IllegalArgumentException naming the variable if one is not an integer
+     * @return the place from {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code MASTER_ADDR} and
+     *         {@code MASTER_PORT}, defaulting to 0, 1, RANK, 127.0.0.1 and 29500
+     * @throws IllegalArgumentException naming the variable if one is not an integer or out of range
      */
     public static DistInfo fromEnvironment(final Map<String, String> environment)
     {
-        return new DistInfo(integer(environment, "RANK", 0), integer(environment, "WORLD_SIZE", 1));
+        final int rank = integer(environment, "RANK", 0);
+        final String addr = environment.get("MASTER_ADDR");
+        return new DistInfo(rank, integer(environment, "WORLD_SIZE", 1), integer(environment, "LOCAL_RANK", rank),
+            null == addr || addr.isBlank() ? DEFAULT_MASTER_ADDR : addr.trim(),
+            integer(environment, "MASTER_PORT", DEFAULT_MASTER_PORT));
     }
 
     private static int integer(final Map<String, String> environment, final String name, final int fallback)

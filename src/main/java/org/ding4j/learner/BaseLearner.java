@@ -145,8 +145,9 @@ public class BaseLearner implements AutoCloseable
         {
             writeEffectiveConfig();
         }
-        this.logFile = new TextLogFile(Path.of(expName, "log", instanceName, instanceName + "_logger.txt"),
-            instanceName);
+        // Ranks share the experiment folder: each writes its own text log (rank 0 keeps DI-engine's name).
+        this.logFile = new TextLogFile(Path.of(expName, "log", instanceName,
+            instanceName + (0 == rank ? "" : "_rank" + rank) + "_logger.txt"), instanceName);
         // Last: the config is valid by now, so no writer thread is left behind by a failed construction.
         this.tbLogger = isMonitoring() ? (null != tbLogger ? tbLogger : defaultTensorBoard()) : null;
         if (null != policy)

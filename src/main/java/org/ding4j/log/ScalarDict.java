@@ -139,12 +139,35 @@ public final class ScalarDict
         }
     }
 
-    private boolean isPresent(final int index)
+    /** @return keys registered so far (indices 0 to this - 1) */
+    public int keyCount()
+    {
+        return size;
+    }
+
+    /**
+     * @param index a registered index
+     * @return its key
+     */
+    public String name(final int index)
+    {
+        return names[index];
+    }
+
+    /**
+     * @param index a registered index
+     * @return whether it holds a value now
+     */
+    public boolean isPresent(final int index)
     {
         return 0L != (long)LONGS.getAcquire(slots, index * STRIDE + 1);
     }
 
-    private double value(final int index)
+    /**
+     * @param index a registered index holding a value
+     * @return the value
+     */
+    public double value(final int index)
     {
         return Double.longBitsToDouble((long)LONGS.getAcquire(slots, index * STRIDE));
     }

@@ -31,6 +31,7 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     private final double maxGradNorm;
     C config;
     long stepCount;
+    private GradientReducer gradientReducer;
     private boolean closed;
 
     FusedOptimizer(final FlatParameters params, final C config, final double maxGradNorm, final String... stateKeys)
@@ -53,7 +54,8 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     }
 
     /**
-     * Clips (when configured) and applies one update to every parameter.
+     * Combines gradients across ranks (when a {@link GradientReducer} is set), clips (when configured) and applies
+     * one update to every parameter.
      *
      * @return the gradient norm before clipping when clipping is on, else NaN
      * @throws IllegalStateException if closed
@@ -61,6 +63,10 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     public final double step()
     {
         checkOpen();
+        if (null != gradientReducer)
+        {
+            gradientReducer.reduce(params);
+        }
         float gradScale = 1.0f;
         double norm = Double.NaN;
         if (maxGradNorm > 0.0)
@@ -83,6 +89,16 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     }
 
     abstract void update(int groupIndex, FlatParameters.Group group, float gradScale);
+
+    /**
+     * Sets what combines gradients across ranks at the start of each {@link #step()} (null: none, the default).
+     *
+     * @param reducer the reducer, or null
+     */
+    public final void gradientReducer(final GradientReducer reducer)
+    {
+        this.gradientReducer = reducer;
+    }
 
     /** @return updates applied so far (libtorch's per-parameter {@code step}) */
     public final long stepCount()

@@ -16,11 +16,12 @@ import org.ding4j.policy.Policy;
  * A real libtorch policy for learner tests: a 4-32-2 MLP regressor with the fused Adam. Each batch is a seed; the
  * update draws its inputs and targets from it, so runs are reproducible without any other RNG state.
  */
-final class RegressionPolicy implements Policy, AutoCloseable
+public final class RegressionPolicy implements Policy, AutoCloseable
 {
     private final MlpRegressor regressor;
 
-    RegressionPolicy(final long initSeed)
+    /** @param initSeed the seed the MLP's initial weights are drawn from */
+    public RegressionPolicy(final long initSeed)
     {
         torch.manual_seed(initSeed);
         regressor = new MlpRegressor(Mlp.of(4, 32, 2), AdamConfig.adam(1e-2), 1.0);
@@ -31,10 +32,8 @@ final class RegressionPolicy implements Policy, AutoCloseable
     {
         try (PointerScope scope = new PointerScope())
         {
-            torch.manual_seed((Long)data);
-            final Tensor x = torch.randn(16, 4);
-            final Tensor y = torch.randn(16, 2);
-            final double loss = regressor.step(x, y);
+            final Tensor[] xy = batch((Long)data);
+            final double loss = regressor.step(xy[0], xy[1]);
             return new LinkedHashMap<>(Map.of("total_loss", loss, "cur_lr", regressor.optimizer().lr()));
         }
     }
@@ -65,6 +64,24 @@ final class RegressionPolicy implements Policy, AutoCloseable
     Tensor values()
     {
         return regressor.parameters().group(0).values();
+    }
+
+    /** @return the regressor (its flat parameters and optimizer) */
+    public MlpRegressor regressor()
+    {
+        return regressor;
+    }
+
+    /**
+     * The batch an update draws from a seed: 16 inputs then 16 targets from libtorch's generator.
+     *
+     * @param seed the batch
+     * @return {inputs [16, 4], targets [16, 2]}, in the caller's pointer scope
+     */
+    public static Tensor[] batch(final long seed)
+    {
+        torch.manual_seed(seed);
+        return new Tensor[] {torch.randn(16, 4), torch.randn(16, 2)};
     }
 
     @Override

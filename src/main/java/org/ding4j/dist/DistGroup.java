@@ -1,0 +1,280 @@
+package org.ding4j.dist;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.bytedeco.javacpp.chrono.Milliseconds;
+import org.bytedeco.pytorch.AllreduceOptions;
+import org.bytedeco.pytorch.BroadcastOptions;
+import org.bytedeco.pytorch.GlooDeviceVector;
+import org.bytedeco.pytorch.ProcessGroupGloo;
+import org.bytedeco.pytorch.ReduceOp;
+import org.bytedeco.pytorch.TCPStore;
+import org.bytedeco.pytorch.TCPStoreOptions;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.Work;
+import org.bytedeco.pytorch.gloo.Device;
+
+/**
+ * One c10d process group through libtorch: rendezvous on a {@code TCPStore} that rank 0 hosts at
+ * {@code MASTER_ADDR:MASTER_PORT}, then {@code ProcessGroupGloo} for CPU tensors (the {@code gpu} build adds
+ * {@code ProcessGroupNCCL} for CUDA tensors; see {@link #backendFor}). Every collective is issued synchronously and
+ * waited for with the group's timeout, so a rank that dies or hangs makes the others fail within it with a
+ * {@link DistException} naming the operation, never an endless wait.
+ * <p>
+ * The store, the Gloo device and options, and the backend are held here (strong references: the native objects
+ * must outlive every collective) and released in reverse order by {@link #close()}. Not thread-safe: collectives
+ * must be issued in the same order on every rank, so one thread (the training thread) owns the group.
+ */
+public final class DistGroup implements AutoCloseable
+{
+    /** Gloo's CPU backend, the only one in the default build. */
+    public static final String GLOO = "gloo";
+    /** NCCL, for CUDA tensors (the {@code gpu} build). */
+    public static final String NCCL = "nccl";
+
+    private final DistInfo info;
+    private final Duration timeout;
+    private final TCPStore store;
+    private final Device device;
+    private final GlooDeviceVector devices;
+    private final ProcessGroupGloo.Options options;
+    private final ProcessGroupGloo gloo;
+    private final AllreduceOptions sum;
+    private final TensorVector one = new TensorVector(1);
+    private boolean closed;
+
+    private DistGroup(final DistInfo info, final Duration timeout)
+    {
+        this.info = info;
+        this.timeout = timeout;
+        final Milliseconds millis = new Milliseconds(timeout.toMillis());
+        final TCPStoreOptions storeOptions = new TCPStoreOptions()
+            .port((short)info.masterPort())
+            .isServer(0 == info.rank())
+            .waitWorkers(false)
+            .timeout(millis);
+        try
+        {
+            store = new TCPStore(info.masterAddr(), storeOptions);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
+                + " failed within " + timeout.toMillis() + " ms: " + ex.getMessage(), ex);
+        }
+        device = glooDevice(info);
+        devices = new GlooDeviceVector(device);
+        options = new ProcessGroupGloo.Options(millis);
+        options.devices(devices);
+        // One Gloo thread: a collective of one flat buffer gains nothing from more, and the cores are the learner's.
+        options.threads(1);
+        try
+        {
+            gloo = new ProcessGroupGloo(store, info.rank(), info.worldSize(), options);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException("init_process_group", info, ex.getMessage() + " (within " + timeout.toMillis()
+                + " ms)", ex);
+        }
+        sum = new AllreduceOptions();
+        sum.reduceOp(new ReduceOp(ReduceOp.RedOpType.SUM));
+        sum.timeout(millis);
+    }
+
+    /**
+     * Joins the group: every rank must call this with the same world size, master address and port.
+     *
+     * @param info    this process's place
+     * @param timeout rendezvous and collective timeout (> 0)
+     * @return the group
+     * @throws DistException if the rendezvous fails or times out
+     */
+    public static DistGroup join(final DistInfo info, final Duration timeout)
+    {
+        Objects.requireNonNull(info, "info");
+        if (null == timeout || timeout.isNegative() || timeout.isZero())
+        {
+            throw new IllegalArgumentException("timeout: expected > 0, got " + timeout);
+        }
+        return new DistGroup(info, timeout);
+    }
+
+    /**
+     * The backend c10d uses for a tensor's device, as PyTorch's {@code init_process_group(backend="cpu:gloo,
+     * cuda:nccl")} does.
+     *
+     * @param tensor the tensor to be reduced
+     * @return {@link #GLOO} for CPU tensors, {@link #NCCL} for CUDA tensors
+     */
+    public static String backendFor(final Tensor tensor)
+    {
+        return tensor.is_cuda() ? NCCL : GLOO;
+    }
+
+    private static Device glooDevice(final DistInfo info)
+    {
+        final String iface = System.getenv("GLOO_SOCKET_IFNAME");
+        if (null != iface && !iface.isBlank())
+        {
+            return ProcessGroupGloo.createDeviceForInterface(iface.trim());
+        }
+        final String master = info.masterAddr();
+        if ("127.0.0.1".equals(master) || "localhost".equals(master))
+        {
+            return ProcessGroupGloo.createDeviceForHostname("127.0.0.1");
+        }
+        return ProcessGroupGloo.createDefaultDevice();
+    }
+
+    /** @return this process's place */
+    public DistInfo info()
+    {
+        return info;
+    }
+
+    /** @return the collective timeout */
+    public Duration timeout()
+    {
+        return timeout;
+    }
+
+    /**
+     * Sums a tensor over all ranks in place.
+     *
+     * @param tensor    contiguous, on the device of this group's backend
+     * @param operation what it is for, named in errors (e.g. "allreduce gradients")
+     * @throws DistException if a rank fails or the timeout passes
+     */
+    public void allReduceSum(final Tensor tensor, final String operation)
+    {
+        checkBackend(tensor, operation);
+        one.put(0, tensor);
+        final Work work;
+        try
+        {
+            work = gloo.allreduce(one, sum);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException(operation, info, ex.getMessage(), ex);
+        }
+        await(work, operation);
+    }
+
+    /**
+     * Copies rank {@code root}'s tensor into every rank's, in place.
+     *
+     * @param tensor    contiguous, same shape on every rank
+     * @param root      the source rank
+     * @param operation what it is for, named in errors
+     * @throws DistException if a rank fails or the timeout passes
+     */
+    public void broadcast(final Tensor tensor, final int root, final String operation)
+    {
+        checkBackend(tensor, operation);
+        one.put(0, tensor);
+        final Work work;
+        try (BroadcastOptions options = new BroadcastOptions())
+        {
+            options.rootRank(root);
+            options.timeout(new Milliseconds(timeout.toMillis()));
+            work = gloo.broadcast(one, options);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException(operation, info, ex.getMessage(), ex);
+        }
+        await(work, operation);
+    }
+
+    /**
+     * Waits until every rank has arrived.
+     *
+     * @param operation what it is for, named in errors
+     * @throws DistException if a rank fails or the timeout passes
+     */
+    public void barrier(final String operation)
+    {
+        checkOpen(operation);
+        final Work work;
+        try
+        {
+            work = gloo.barrier();
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException(operation, info, ex.getMessage(), ex);
+        }
+        await(work, operation);
+    }
+
+    private void await(final Work work, final String operation)
+    {
+        try (work)
+        {
+            if (!work._wait(new Milliseconds(timeout.toMillis())))
+            {
+                throw new DistException(operation, info, "not completed within " + timeout.toMillis() + " ms", null);
+            }
+        }
+        catch (final DistException ex)
+        {
+            throw ex;
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException(operation, info, ex.getMessage(), ex);
+        }
+    }
+
+    private void checkBackend(final Tensor tensor, final String operation)
+    {
+        checkOpen(operation);
+        if (!GLOO.equals(backendFor(tensor)))
+        {
+            throw new IllegalArgumentException(operation + ": a CUDA tensor needs the NCCL backend of the gpu build; "
+                + "this build has Gloo (CPU tensors) only");
+        }
+        if (!tensor.is_contiguous())
+        {
+            throw new IllegalArgumentException(operation + ": expected a contiguous tensor");
+        }
+    }
+
+    private void checkOpen(final String operation)
+    {
+        if (closed)
+        {
+            throw new IllegalStateException(operation + ": the process group is closed");
+        }
+    }
+
+    /** Shuts the backend down and releases the native objects (idempotent). */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        try
+        {
+            gloo.shutdown();
+        }
+        catch (final RuntimeException ignored)
+        {
+            // A peer already gone makes shutdown complain; the resources below are freed regardless.
+        }
+        one.close();
+        sum.close();
+        gloo.close();
+        options.close();
+        devices.close();
+        device.close();
+        store.close();
+    }
+}

@@ -1,0 +1,101 @@
+package org.ding4j.dist;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.pytorch.Tensor;
+import org.ding4j.config.Config;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.LearnerHook;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.RegressionPolicy;
+import org.ding4j.torch.Threads;
+
+/**
+ * One rank of {@link DistributedTest}: joins the group, trains the 4-32-2 regression policy through the learner
+ * with gradient sync and log reduce for N updates (update i of rank r draws batch {@code 1000 i + r}), prints
+ * {@code iter i local=L reduced=R} after each, and writes its final flat parameters to {@code rank{r}.bin}.
+ * A failure prints {@code FAILED <message>} and exits 3.
+ * <p>
+ * Arguments: rank world port dir updates timeoutMs
+ */
+public final class DdpChild
+{
+    private DdpChild()
+    {
+    }
+
+    public static void main(final String[] args) throws IOException
+    {
+        Threads.configure();
+        final int rank = Integer.parseInt(args[0]);
+        final int world = Integer.parseInt(args[1]);
+        final int port = Integer.parseInt(args[2]);
+        final Path dir = Path.of(args[3]);
+        final int updates = Integer.parseInt(args[4]);
+        final Duration timeout = Duration.ofMillis(Long.parseLong(args[5]));
+        final DistInfo info = new DistInfo(rank, world, rank, "127.0.0.1", port);
+        try (DistGroup group = DistGroup.join(info, timeout);
+            RegressionPolicy policy = new RegressionPolicy(100 + rank);
+            GradientSync sync = GradientSync.attach(group, policy.regressor().optimizer());
+            GroupLogReducer reducer = new GroupLogReducer(group);
+            BaseLearner learner = new BaseLearner(Config.empty().with("hook.save_ckpt_after_run", false), policy,
+                null, info, dir.resolve("exp").toString(), "learner"))
+        {
+            learner.logReducer(reducer);
+            final double[] local = new double[1];
+            // log_reduce runs at priority 10 and log_show (which empties the buffer) at 20: one hook sees the rank's own
+            // value, the other the reduced one.
+            learner.registerHook(new LearnerHook("record_local", 0, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    local[0] = l.logBuffer().scalar().get("total_loss");
+                }
+            });
+            learner.registerHook(new LearnerHook("record_reduced", 15, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final BaseLearner l)
+                {
+                    System.out.printf(Locale.ROOT, "iter %d local=%.17g reduced=%.17g%n", l.trainIter(), local[0],
+                        l.logBuffer().scalar().get("total_loss"));
+                    System.out.flush();
+                }
+            });
+            for (int i = 0; i < updates; i++)
+            {
+                learner.train(1000L * i + rank);
+            }
+            if (sync.reductions() != updates)
+            {
+                throw new IllegalStateException("expected " + updates + " gradient reductions, got "
+                    + sync.reductions());
+            }
+            write(policy.regressor().parameters().group(0).values(), dir.resolve("rank" + rank + ".bin"));
+            System.out.println("DONE");
+        }
+        catch (final RuntimeException ex)
+        {
+            System.out.println("FAILED " + ex.getMessage());
+            System.out.flush();
+            Runtime.getRuntime().halt(3);
+        }
+    }
+
+    static void write(final Tensor values, final Path file) throws IOException
+    {
+        final float[] floats = new float[(int)values.numel()];
+        new FloatPointer(values.data_ptr()).get(floats);
+        final ByteBuffer bytes = ByteBuffer.allocate(4 * floats.length).order(ByteOrder.LITTLE_ENDIAN);
+        bytes.asFloatBuffer().put(floats);
+        Files.write(file, bytes.array());
+    }
+}

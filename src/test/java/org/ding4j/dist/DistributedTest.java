@@ -1,0 +1,285 @@
+package org.ding4j.dist;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.net.ServerSocket;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.learner.RegressionPolicy;
+import org.ding4j.torch.AdamConfig;
+import org.ding4j.torch.Mlp;
+import org.ding4j.torch.MlpRegressor;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Real Gloo process groups over loopback, one JVM per rank ({@link DdpChild}): data-parallel training through the
+ * learner is bit-identical across ranks and equal to one process training on the concatenated batches; reduced
+ * log values are the mean; a rank killed or hung mid-run makes the others fail within the timeout naming the
+ * collective.
+ */
+@Tag("native")
+class DistributedTest
+{
+    private static final int UPDATES = 50;
+
+    @TempDir
+    Path dir;
+
+    static
+    {
+        Threads.configure();
+    }
+
+    @ParameterizedTest
+    @ValueSource(ints = {2, 3})
+    void ranksShouldTrainBitIdenticallyAndMatchOneProcessOnTheConcatenatedBatches(final int world) throws Exception
+    {
+        final List<Rank> ranks = launch(world, UPDATES, 30_000);
+        for (final Rank rank : ranks)
+        {
+            assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
+            assertTrue(rank.lines.contains("DONE"), rank::output);
+        }
+        final byte[] first = Files.readAllBytes(dir.resolve("rank0.bin"));
+        for (int r = 1; r < world; r++)
+        {
+            assertArrayEquals(first, Files.readAllBytes(dir.resolve("rank" + r + ".bin")),
+                "rank " + r + "'s parameters differ from rank 0's");
+        }
+        final float[] distributed = floats(first);
+        final float[] single = trainOnConcatenatedBatches(world);
+        double maxDiff = 0;
+        for (int i = 0; i < single.length; i++)
+        {
+            maxDiff = Math.max(maxDiff, Math.abs(single[i] - distributed[i]));
+        }
+        assertTrue(maxDiff <= 1e-5, "max |single - distributed| = " + maxDiff);
+
+        for (int iter = 1; iter <= UPDATES; iter++)
+        {
+            double sum = 0;
+            final double reduced = ranks.get(0).reduced(iter);
+            for (final Rank rank : ranks)
+            {
+                sum += rank.local(iter);
+                assertEquals(reduced, rank.reduced(iter), 0.0, "every rank holds the same reduced value");
+            }
+            assertEquals(sum / world, reduced, 1e-12 * Math.abs(reduced), "reduced total_loss at iteration " + iter);
+        }
+        assertTrue(ranks.get(0).local(UPDATES) != ranks.get(1).local(UPDATES), "ranks see different batches");
+    }
+
+    @Test
+    void aKilledRankShouldMakeTheOthersFailWithinTheTimeout() throws Exception
+    {
+        final List<Rank> ranks = launch(2, 1_000_000, 3_000);
+        assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
+        ranks.get(1).process.destroyForcibly();
+        final long start = System.nanoTime();
+        assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds < 3 + 10, "rank 0 failed after " + seconds + " s");
+        final String failure = ranks.get(0).failure();
+        assertTrue(failure.contains("failed on rank 0 of 2") && (failure.contains("allreduce gradients")
+            || failure.contains("log_reduce")), failure);
+    }
+
+    @Test
+    void aHungRankShouldMakeTheOthersFailWithTheTimeoutError() throws Exception
+    {
+        final List<Rank> ranks = launch(2, 1_000_000, 3_000);
+        assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
+        final long pid = ranks.get(1).process.pid();
+        assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(pid)).start().waitFor());
+        try
+        {
+            final long start = System.nanoTime();
+            assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
+            final double seconds = (System.nanoTime() - start) / 1e9;
+            assertTrue(seconds >= 2.5 && seconds < 3 + 10, "rank 0 failed after " + seconds + " s");
+            final String failure = ranks.get(0).failure();
+            assertTrue(failure.contains("failed on rank 0 of 2") && (failure.contains("allreduce gradients")
+                || failure.contains("log_reduce")), failure);
+            assertTrue(failure.toLowerCase(java.util.Locale.ROOT).contains("time"), failure);
+        }
+        finally
+        {
+            ranks.get(1).process.destroyForcibly();
+        }
+    }
+
+    /** One process training on every rank's batch at once, from rank 0's initial weights. */
+    private static float[] trainOnConcatenatedBatches(final int world)
+    {
+        torch.manual_seed(100);
+        try (MlpRegressor regressor = new MlpRegressor(Mlp.of(4, 32, 2), AdamConfig.adam(1e-2), 1.0))
+        {
+            for (int i = 0; i < UPDATES; i++)
+            {
+                try (PointerScope scope = new PointerScope())
+                {
+                    final TensorVector xs = new TensorVector();
+                    final TensorVector ys = new TensorVector();
+                    for (int r = 0; r < world; r++)
+                    {
+                        final Tensor[] xy = RegressionPolicy.batch(1000L * i + r);
+                        xs.push_back(xy[0]);
+                        ys.push_back(xy[1]);
+                    }
+                    regressor.step(torch.cat(xs), torch.cat(ys));
+                }
+            }
+            final Tensor values = regressor.parameters().group(0).values();
+            final float[] out = new float[(int)values.numel()];
+            new FloatPointer(values.data_ptr()).get(out);
+            return out;
+        }
+    }
+
+    private List<Rank> launch(final int world, final int updates, final long timeoutMs) throws IOException
+    {
+        final int port;
+        try (ServerSocket socket = new ServerSocket(0))
+        {
+            port = socket.getLocalPort();
+        }
+        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        final List<Rank> ranks = new ArrayList<>();
+        for (int r = 0; r < world; r++)
+        {
+            final Process process = new ProcessBuilder(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+                "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp", System.getProperty("java.class.path"),
+                DdpChild.class.getName(), Integer.toString(r), Integer.toString(world), Integer.toString(port),
+                dir.toString(), Integer.toString(updates), Long.toString(timeoutMs))
+                .redirectErrorStream(true).start();
+            ranks.add(new Rank(r, process));
+        }
+        return ranks;
+    }
+
+    private static float[] floats(final byte[] bytes)
+    {
+        final float[] out = new float[bytes.length / 4];
+        ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().get(out);
+        return out;
+    }
+
+    /** A child rank with its output read on a thread of its own. */
+    private static final class Rank
+    {
+        final int index;
+        final Process process;
+        final List<String> lines = Collections.synchronizedList(new ArrayList<>());
+        /** Counted down once the rank has done 20 updates. */
+        final CountDownLatch reached = new CountDownLatch(1);
+        private final Thread reader;
+
+        Rank(final int index, final Process process)
+        {
+            this.index = index;
+            this.process = process;
+            reader = new Thread(this::read, "rank-" + index + "-output");
+            reader.setDaemon(true);
+            reader.start();
+        }
+
+        private void read()
+        {
+            try (BufferedReader in = new BufferedReader(
+                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
+            {
+                for (String line = in.readLine(); null != line; line = in.readLine())
+                {
+                    lines.add(line);
+                    if (line.startsWith("iter 20 "))
+                    {
+                        reached.countDown();
+                    }
+                }
+            }
+            catch (final IOException ignored)
+            {
+                // The process was killed; what was read stays in lines.
+            }
+        }
+
+        int await(final long seconds) throws InterruptedException
+        {
+            if (!process.waitFor(seconds, TimeUnit.SECONDS))
+            {
+                process.destroyForcibly();
+                throw new AssertionError("rank " + index + " still running after " + seconds + " s:\n" + output());
+            }
+            reader.join(TimeUnit.SECONDS.toMillis(10));
+            return process.exitValue();
+        }
+
+        double local(final int iter)
+        {
+            return field(iter, "local=");
+        }
+
+        double reduced(final int iter)
+        {
+            return field(iter, "reduced=");
+        }
+
+        private double field(final int iter, final String name)
+        {
+            synchronized (lines)
+            {
+                for (final String line : lines)
+                {
+                    if (line.startsWith("iter " + iter + " "))
+                    {
+                        final int at = line.indexOf(name) + name.length();
+                        final int end = line.indexOf(' ', at);
+                        return Double.parseDouble(line.substring(at, end < 0 ? line.length() : end));
+                    }
+                }
+            }
+            throw new AssertionError("rank " + index + " has no iteration " + iter + ":\n" + output());
+        }
+
+        String failure()
+        {
+            synchronized (lines)
+            {
+                return lines.stream().filter(l -> l.startsWith("FAILED ")).findFirst().orElse("no FAILED line:\n"
+                    + String.join("\n", lines));
+            }
+        }
+
+        String output()
+        {
+            synchronized (lines)
+            {
+                return String.join("\n", lines);
+            }
+        }
+    }
+}
