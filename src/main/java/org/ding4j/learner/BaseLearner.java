@@ -102,6 +102,7 @@ public class BaseLearner implements AutoCloseable
     private PriorityInfo priorityInfo;
     private boolean learnerDone;
     private volatile boolean endFlag;
+    private StopVote stopVote;
     private volatile boolean stopSignalled;
 
     /**
@@ -467,11 +468,26 @@ public class BaseLearner implements AutoCloseable
         {
             final long waitStart = System.nanoTime();
             final Object data = loader.next();
-            if (stopSignalled)
+            if (null != stopVote)
+            {
+                // Every rank votes before each update, so all stop before the same one (its collectives included).
+                final int agreed = stopVote.vote(stopSignalled ? StopVote.SIGNAL
+                    : endFlag || null == data ? StopVote.END : StopVote.CONTINUE);
+                if (StopVote.SIGNAL == agreed)
+                {
+                    stopSignalled = true;
+                    break;
+                }
+                if (StopVote.END == agreed)
+                {
+                    return;
+                }
+            }
+            else if (stopSignalled)
             {
                 break;
             }
-            if (endFlag || null == data)
+            else if (endFlag || null == data)
             {
                 return;
             }
@@ -480,7 +496,7 @@ public class BaseLearner implements AutoCloseable
             logBuffer.scalar().put(dataTimeIndex, waited * 1e-9);
             // The collector side sets the env step (collectorEnvstep(long)) as it goes; keep it, do not reset it.
             train(data, collectorEnvstep, null);
-            if (stopSignalled)
+            if (stopSignalled && null == stopVote)
             {
                 break;
             }
@@ -552,6 +568,17 @@ public class BaseLearner implements AutoCloseable
     public void dataSource(final DataSource<?> source)
     {
         this.dataSource = Objects.requireNonNull(source, "source");
+    }
+
+    /**
+     * Makes {@code start()} agree with the other ranks before each update whether to stop (set by the distributed
+     * setup, e.g. {@code org.ding4j.dist.DistTraining}); null for local decisions, the single-process default.
+     *
+     * @param vote the vote, or null
+     */
+    public void stopVote(final StopVote vote)
+    {
+        this.stopVote = vote;
     }
 
     /**

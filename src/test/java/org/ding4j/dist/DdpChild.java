@@ -21,9 +21,11 @@ import org.ding4j.torch.Threads;
  * One rank of {@link DistributedTest}: joins the group, trains the 4-32-2 regression policy through the learner
  * with gradient sync and log reduce for N updates (update i of rank r draws batch {@code 1000 i + r}), prints
  * {@code iter i local=L reduced=R} after each, and writes its final flat parameters to {@code rank{r}.bin}.
- * A failure prints {@code FAILED <message>} and exits 3.
+ * In {@code start} mode it trains through {@code start()} and its data loader instead (batch k is
+ * {@code 1000 k + r}) until the ranks agree to stop, then prints {@code STOPPED <updates>}. A failure prints
+ * {@code FAILED <message>} and exits 3.
  * <p>
- * Arguments: rank world port dir updates timeoutMs
+ * Arguments: rank world port dir updates timeoutMs [train|start]
  */
 public final class DdpChild
 {
@@ -40,15 +42,13 @@ public final class DdpChild
         final Path dir = Path.of(args[3]);
         final int updates = Integer.parseInt(args[4]);
         final Duration timeout = Duration.ofMillis(Long.parseLong(args[5]));
+        final boolean start = args.length > 6 && "start".equals(args[6]);
         final DistInfo info = new DistInfo(rank, world, rank, "127.0.0.1", port);
-        try (DistGroup group = DistGroup.join(info, timeout);
-            RegressionPolicy policy = new RegressionPolicy(100 + rank);
-            GradientSync sync = GradientSync.attach(group, policy.regressor().optimizer());
-            GroupLogReducer reducer = new GroupLogReducer(group);
-            BaseLearner learner = new BaseLearner(Config.empty().with("hook.save_ckpt_after_run", false), policy,
-                null, info, dir.resolve("exp").toString(), "learner"))
+        try (RegressionPolicy policy = new RegressionPolicy(100 + rank);
+            BaseLearner learner = new BaseLearner(Config.empty().with("hook.save_ckpt_after_run", false)
+                .with("train_iterations", (long)updates), policy, null, info, dir.resolve("exp").toString(), "learner");
+            DistTraining dist = DistTraining.join(info, timeout, learner, policy.regressor().optimizer()))
         {
-            learner.logReducer(reducer);
             final double[] local = new double[1];
             // log_reduce runs at priority 10 and log_show (which empties the buffer) at 20: one hook sees the rank's own
             // value, the other the reduced one.
@@ -70,14 +70,23 @@ public final class DdpChild
                     System.out.flush();
                 }
             });
+            if (start)
+            {
+                final long[] next = {0};
+                learner.dataSource(size -> 1000L * next[0]++ + rank);
+                learner.setupDataloader();
+                learner.start();
+                System.out.println("STOPPED " + learner.trainIter());
+                return;
+            }
             for (int i = 0; i < updates; i++)
             {
                 learner.train(1000L * i + rank);
             }
-            if (sync.reductions() != updates)
+            if (dist.gradientSync().reductions() != updates)
             {
                 throw new IllegalStateException("expected " + updates + " gradient reductions, got "
-                    + sync.reductions());
+                    + dist.gradientSync().reductions());
             }
             write(policy.regressor().parameters().group(0).values(), dir.resolve("rank" + rank + ".bin"));
             System.out.println("DONE");

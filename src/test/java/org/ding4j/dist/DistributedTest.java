@@ -132,6 +132,33 @@ class DistributedTest
         }
     }
 
+    @Test
+    void aSignalToOneRankShouldStopEveryRankAtTheSameIteration() throws Exception
+    {
+        final List<Rank> ranks = launch(2, 1_000_000, 30_000, "start");
+        assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
+        // kill(1), not Process.destroy(): destroy also closes our end of the child's output.
+        assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(ranks.get(1).process.pid())).start()
+            .waitFor());
+        final long[] stoppedAt = new long[2];
+        for (final Rank rank : ranks)
+        {
+            assertEquals(0, rank.await(60), rank::output);
+            final String line = rank.lines.stream().filter(l -> l.startsWith("STOPPED ")).findFirst()
+                .orElseThrow(() -> new AssertionError(rank.output()));
+            stoppedAt[rank.index] = Long.parseLong(line.substring("STOPPED ".length()));
+        }
+        assertEquals(stoppedAt[0], stoppedAt[1], "both ranks stop after the same update");
+        assertTrue(stoppedAt[0] >= 20);
+        final Path interrupt = dir.resolve("exp/ckpt/" + org.ding4j.learner.BaseLearner.INTERRUPT_CHECKPOINT);
+        assertTrue(Files.isRegularFile(interrupt), "rank 0 writes the interrupt checkpoint");
+        try (PointerScope scope = new PointerScope())
+        {
+            assertEquals(stoppedAt[0], ((Number)new org.ding4j.checkpoint.TorchCheckpointIO().read(interrupt)
+                .get("last_iter")).longValue());
+        }
+    }
+
     /** One process training on every rank's batch at once, from rank 0's initial weights. */
     private static float[] trainOnConcatenatedBatches(final int world)
     {
@@ -162,6 +189,12 @@ class DistributedTest
 
     private List<Rank> launch(final int world, final int updates, final long timeoutMs) throws IOException
     {
+        return launch(world, updates, timeoutMs, "train");
+    }
+
+    private List<Rank> launch(final int world, final int updates, final long timeoutMs, final String mode)
+        throws IOException
+    {
         final int port;
         try (ServerSocket socket = new ServerSocket(0))
         {
@@ -174,7 +207,7 @@ class DistributedTest
             final Process process = new ProcessBuilder(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
                 "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp", System.getProperty("java.class.path"),
                 DdpChild.class.getName(), Integer.toString(r), Integer.toString(world), Integer.toString(port),
-                dir.toString(), Integer.toString(updates), Long.toString(timeoutMs))
+                dir.toString(), Integer.toString(updates), Long.toString(timeoutMs), mode)
                 .redirectErrorStream(true).start();
             ranks.add(new Rank(r, process));
         }

@@ -39,6 +39,18 @@ public final class RegressionPolicy implements Policy, AutoCloseable
     }
 
     @Override
+    public Object attribute(final String name)
+    {
+        // One seed per batch for the data loader of start().
+        return switch (name)
+        {
+            case "batch_size" -> 1;
+            case "device" -> "cpu";
+            default -> Policy.super.attribute(name);
+        };
+    }
+
+    @Override
     public List<String> monitorVars()
     {
         return List.of("cur_lr", "total_loss");

@@ -1,0 +1,117 @@
+package org.ding4j.dist;
+
+import java.time.Duration;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.StopVote;
+import org.ding4j.torch.FusedOptimizer;
+
+/**
+ * A learner made data-parallel in one call: joins (or takes) a {@link DistGroup}, broadcasts rank 0's parameters,
+ * averages gradients before every step ({@link GradientSync}), reduces the log values of every iteration
+ * ({@link GroupLogReducer}) and makes {@code start()} stop all ranks at the same iteration ({@link StopVote} over
+ * one all-reduce of a 2-float tensor per update: SIGTERM on one rank stops all, rank 0 writes the interrupt
+ * checkpoint). Per update this costs one all-reduce per flat gradient buffer, one for the log values and, in
+ * {@code start()}, one for the vote; all issued in the same order on every rank.
+ * <p>
+ * A failing rank closes its group on {@link #close()}, so its peers fail at their next collective (or within the
+ * timeout if it hangs) with a {@link DistException} naming the collective; rank 0 then writes the exception
+ * checkpoint from {@code start()}.
+ */
+public final class DistTraining implements StopVote, AutoCloseable
+{
+    private final DistGroup group;
+    private final boolean ownsGroup;
+    private final GradientSync sync;
+    private final GroupLogReducer reducer;
+    private final Tensor vote = torch.zeros(2);
+    private final FloatPointer voteData = new FloatPointer(vote.data_ptr());
+    private final float[] voteStage = new float[2];
+
+    private DistTraining(final DistGroup group, final boolean ownsGroup, final BaseLearner learner,
+        final FusedOptimizer<?> optimizer)
+    {
+        this.group = group;
+        this.ownsGroup = ownsGroup;
+        this.sync = GradientSync.attach(group, optimizer);
+        this.reducer = new GroupLogReducer(group);
+        learner.logReducer(reducer);
+        learner.stopVote(this);
+    }
+
+    /**
+     * Joins the group of {@code info} and wires the learner and optimizer to it.
+     *
+     * @param info      this rank's place (from the environment: {@link DistInfo#fromEnvironment})
+     * @param timeout   rendezvous and collective timeout
+     * @param learner   the learner (built with the same {@code info})
+     * @param optimizer its policy's optimizer
+     * @return the wiring; close it after training (closes the group)
+     */
+    public static DistTraining join(final DistInfo info, final Duration timeout, final BaseLearner learner,
+        final FusedOptimizer<?> optimizer)
+    {
+        final DistGroup group = DistGroup.join(info, timeout);
+        try
+        {
+            return new DistTraining(group, true, learner, optimizer);
+        }
+        catch (final RuntimeException ex)
+        {
+            group.close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Wires the learner and optimizer to a group the caller keeps (and closes).
+     *
+     * @param group     the process group
+     * @param learner   the learner
+     * @param optimizer its policy's optimizer
+     * @return the wiring; close it after training (the group stays open)
+     */
+    public static DistTraining attach(final DistGroup group, final BaseLearner learner,
+        final FusedOptimizer<?> optimizer)
+    {
+        return new DistTraining(group, false, learner, optimizer);
+    }
+
+    @Override
+    public int vote(final int local)
+    {
+        voteStage[0] = StopVote.END == local ? 1f : 0f;
+        voteStage[1] = StopVote.SIGNAL == local ? 1f : 0f;
+        voteData.put(voteStage);
+        group.allReduceSum(vote, "stop vote");
+        voteData.get(voteStage);
+        return voteStage[1] > 0 ? StopVote.SIGNAL : voteStage[0] > 0 ? StopVote.END : StopVote.CONTINUE;
+    }
+
+    /** @return the group */
+    public DistGroup group()
+    {
+        return group;
+    }
+
+    /** @return the gradient sync */
+    public GradientSync gradientSync()
+    {
+        return sync;
+    }
+
+    @Override
+    public void close()
+    {
+        reducer.close();
+        sync.close();
+        vote.close();
+        if (ownsGroup)
+        {
+            group.close();
+        }
+    }
+}
