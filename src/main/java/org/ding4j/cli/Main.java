@@ -11,7 +11,7 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "ding4j", mixinStandardHelpOptions = true, version = "ding4j 0.1.0",
     description = "DI-engine's learner in Java on libtorch.",
-    subcommands = {TrainCommand.class, EvalCommand.class, CheckpointCommand.class})
+    subcommands = {TrainCommand.class, EvalCommand.class, CheckpointCommand.class, LaunchCommand.class})
 public final class Main implements Callable<Integer>
 {
     /** Exit code for bad arguments or a bad configuration. */

@@ -53,7 +53,9 @@ final class TrainCommand implements Callable<Integer>
         {
             user = user.with("seed", seed);
         }
-        final DqnPipeline pipeline = new DqnPipeline(user);
+        // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
+        final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
+        final DqnPipeline pipeline = new DqnPipeline(user, dist);
         final long nativeStart = System.nanoTime();
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
@@ -62,15 +64,21 @@ final class TrainCommand implements Callable<Integer>
         final double nativeLoadS = (System.nanoTime() - nativeStart) / 1e9;
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
-        out.printf("ding4j train: %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%n",
+        out.printf("ding4j train: %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
             cfg.getString("exp_name"), cfg.getString("pipeline.mode"), cfg.getLong("seed"), threads.intraOp(),
-            threads.blas());
+            threads.blas(), dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
         out.flush();
         final boolean live = null != System.console();
+        // Every rank evaluates the same net to the same result; rank 0 reports it.
+        final boolean reports = 0 == dist.rank();
         final Map<String, Object> startup = new LinkedHashMap<>();
         startup.put("jvm_start_s", jvmStartS);
         startup.put("native_load_s", nativeLoadS);
         final DqnPipeline.Summary summary = pipeline.run(p -> {
+            if (!reports)
+            {
+                return;
+            }
             final String line = String.format("env steps %7d | updates %6d | eps %.3f | eval %6.1f (best %6.1f) | "
                 + "%6.0f updates/s", p.envSteps(), p.trainIter(), p.epsilon(), p.lastEvalReturn(),
                 p.bestEvalReturn(), p.updatesPerS());
@@ -94,6 +102,11 @@ final class TrainCommand implements Callable<Integer>
         out.printf("time: JVM start %.2f s, native load %.2f s, warm-up %.2f s, setup %.2f s, training %.2f s "
             + "(%.0f updates/s); CLI total %.2f s%n", jvmStartS, nativeLoadS, summary.warmupS(), summary.setupS(),
             summary.wallS(), summary.updatesPerS(), (System.nanoTime() - mainStart) / 1e9);
+        if (!reports)
+        {
+            out.flush();
+            return 0;
+        }
         out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n",
             summary.paths().get("best_checkpoint"), summary.paths().get("log"), summary.paths().get("tensorboard"),
             Path.of(cfg.getString("exp_name"), "summary.json"));

@@ -79,6 +79,7 @@ public final class DqnPipeline
         .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
         .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
         .rule("pipeline.warmup_updates", ValueRule.NON_NEGATIVE_INTEGER)
+        .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
         .open("learner")
         .build();
 
@@ -119,14 +120,39 @@ public final class DqnPipeline
     }
 
     private final Config cfg;
+    private final DistInfo dist;
 
     /**
+     * A single-process run.
+     *
      * @param user the user's config (null: the embedded default), deep-merged over the default
      * @throws ConfigException naming the first bad key
      */
     public DqnPipeline(final Config user)
     {
+        this(user, DistInfo.single());
+    }
+
+    /**
+     * A run on one rank of a data-parallel job (every rank runs the same config; {@code ding4j launch} starts them).
+     * Each rank collects with its own env and buffer seeds ({@code seed + rank}) and averages its gradients with
+     * the others through c10d every update; parameters stay bit-identical, so every rank's evaluation (same seeded
+     * starts on all ranks) returns the same value and all stop at the same update. Rank 0 alone writes the config,
+     * the checkpoints, TensorBoard and {@code summary.json}. Serial mode only.
+     *
+     * @param user the user's config, deep-merged over the default
+     * @param dist this rank's place
+     * @throws ConfigException naming the first bad key
+     */
+    public DqnPipeline(final Config user, final DistInfo dist)
+    {
+        this.dist = Objects.requireNonNull(dist, "dist");
         this.cfg = SCHEMA.apply(user);
+        if (dist.distributed() && !"serial".equals(cfg.getString("pipeline.mode")))
+        {
+            throw new ConfigException("pipeline.mode", "expected serial with WORLD_SIZE=" + dist.worldSize()
+                + " (data-parallel runs the serial pipeline on every rank), got " + cfg.getString("pipeline.mode"));
+        }
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
         BaseLearner.checkConfig(cfg.child("learner"));
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
@@ -186,8 +212,11 @@ public final class DqnPipeline
         // Seeded after the warm-up, so that the warm-up's draws do not change the run.
         torch.manual_seed(seed);
         Files.createDirectories(Path.of(exp));
-        ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
-        try (Run run = new Run(cfg, seed, exp))
+        if (0 == dist.rank())
+        {
+            ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+        }
+        try (Run run = new Run(cfg, seed, exp, dist))
         {
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             final long start = System.nanoTime();
@@ -201,7 +230,10 @@ public final class DqnPipeline
             }
             final double wallS = (System.nanoTime() - start) / 1e9;
             final Summary summary = run.summary(wallS, setupS, warmupS);
-            writeSummary(summary, startup, Path.of(exp, "summary.json"));
+            if (0 == dist.rank())
+            {
+                writeSummary(summary, startup, Path.of(exp, "summary.json"));
+            }
             return summary;
         }
     }
@@ -319,27 +351,44 @@ public final class DqnPipeline
         private final long maxTrainIter;
         private final boolean prioritized;
         private final List<String> checkpoints = new ArrayList<>();
+        private final DistInfo dist;
+        private final org.ding4j.dist.DistTraining distTraining;
         private double bestEval = Double.NEGATIVE_INFINITY;
         private double lastEval = Double.NaN;
         private boolean solved;
         private long lastEvalIter = -1;
 
-        Run(final Config cfg, final long seed, final String exp)
+        Run(final Config cfg, final long seed, final String exp, final DistInfo dist)
         {
             this.cfg = cfg;
             this.seed = seed;
             this.exp = exp;
+            this.dist = dist;
             policy = new DqnPolicy(policySettings(cfg));
-            learner = new BaseLearner(cfg.child("learner"), policy, null, DistInfo.single(), exp, "learner");
+            learner = new BaseLearner(cfg.child("learner"), policy, null, dist, exp, "learner");
+            if (dist.distributed())
+            {
+                distTraining = org.ding4j.dist.DistTraining.join(dist,
+                    java.time.Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), learner,
+                    policy.optimizer());
+                // attach broadcast the online net; the target net starts as its copy on every rank too.
+                org.ding4j.dist.GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());
+            }
+            else
+            {
+                distTraining = null;
+            }
+            // Each rank explores on its own: env and sampling seeds apart by rank, the evaluator's the same.
+            final long rankSeed = seed + 100_000L * dist.rank();
             prioritized = cfg.getBoolean("policy.other.replay_buffer.priority");
             buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), CartPole.OBS,
                 prioritized, cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
-                cfg.getDouble("policy.other.replay_buffer.priority_beta"), seed);
+                cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
             final int maxSteps = cfg.getInt("env.max_episode_steps");
-            collector = new Collector(new CartPole(cfg.getInt("env.collector_env_num"), maxSteps, seed), buffer,
+            collector = new Collector(new CartPole(cfg.getInt("env.collector_env_num"), maxSteps, rankSeed), buffer,
                 cfg.getDouble("policy.other.eps.start"), cfg.getDouble("policy.other.eps.end"),
                 cfg.getDouble("policy.other.eps.decay"), cfg.getInt("policy.nstep"),
-                cfg.getDouble("policy.discount_factor"), seed + 1);
+                cfg.getDouble("policy.discount_factor"), rankSeed + 1);
             // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
             evaluator = new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"), maxSteps, seed + 10_000),
                 cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true);
@@ -459,6 +508,8 @@ public final class DqnPipeline
             paths.put("log", learner.logFile().toString());
             paths.put("tensorboard", Path.of(exp, "log", "learner", "learner_tb_logger").toString());
             paths.put("config", Path.of(exp, "total_config.yaml").toString());
+            paths.put("world_size", dist.worldSize());
+            paths.put("env_steps_all_ranks", collector.envsteps() * dist.worldSize());
             return new Summary(solved, stopValue, bestEval, collector.envsteps(), learner.trainIter(), wallS, setupS,
                 warmupS, learner.trainIter() / Math.max(1e-9, wallS), cfg.getString("pipeline.mode"), seed, paths);
         }
@@ -466,6 +517,10 @@ public final class DqnPipeline
         @Override
         public void close()
         {
+            if (null != distTraining)
+            {
+                distTraining.close();
+            }
             learner.close();
             collector.close();
             evaluator.close();

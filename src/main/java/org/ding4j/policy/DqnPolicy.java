@@ -266,6 +266,12 @@ public final class DqnPolicy implements SinkPolicy, AutoCloseable
         return params;
     }
 
+    /** @return the fused Adam over {@link #parameters()} (a distributed run sets its gradient reducer) */
+    public FusedAdam optimizer()
+    {
+        return optimizer;
+    }
+
     /** @return the target net's flat parameters */
     public FlatParameters targetParameters()
     {
