@@ -15,6 +15,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.pytorch.global.torch;
 import org.ding4j.dist.DistInfo;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -53,8 +55,9 @@ final class LaunchCommand implements Callable<Integer>
     @Option(names = "--master-port", defaultValue = "29500", description = "its port (default: ${DEFAULT-VALUE})")
     private int masterPort;
 
-    @Option(names = "--main", defaultValue = "org.ding4j.cli.Main", hidden = true,
-        description = "the class each rank runs (default: the ding4j command line)")
+    @Option(names = "--main", defaultValue = "org.ding4j.cli.Main", paramLabel = "CLASS",
+        description = "the class whose main each rank runs, on this JVM's class path (default: the ding4j command "
+            + "line, so COMMAND is a ding4j command)")
     private String mainClass;
 
     @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the ding4j command each rank runs, after --")
@@ -80,6 +83,9 @@ final class LaunchCommand implements Callable<Integer>
         final int world = nproc * nnodes;
         // Checks the address and port the way every rank will.
         new DistInfo(0, world, 0, masterAddr, masterPort);
+        // Ranks starting on a fresh JavaCPP cache extract the native libraries at the same moment and one can load
+        // a half-written file (a SIGSEGV in dlopen, seen here); extracting once first leaves them a complete cache.
+        Loader.load(torch.class);
         final PrintWriter out = spec.commandLine().getOut();
         final List<Process> processes = new ArrayList<>();
         final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);

@@ -5,8 +5,10 @@ import java.util.Objects;
 
 import org.bytedeco.javacpp.chrono.Milliseconds;
 import org.bytedeco.pytorch.AllreduceOptions;
+import org.bytedeco.pytorch.Backend;
 import org.bytedeco.pytorch.BroadcastOptions;
 import org.bytedeco.pytorch.GlooDeviceVector;
+import org.bytedeco.pytorch.PrefixStore;
 import org.bytedeco.pytorch.ProcessGroupGloo;
 import org.bytedeco.pytorch.ReduceOp;
 import org.bytedeco.pytorch.TCPStore;
@@ -15,11 +17,15 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
 import org.bytedeco.pytorch.gloo.Device;
+import org.bytedeco.pytorch.nccl.ProcessGroupNCCL;
 
 /**
  * One c10d process group through libtorch: rendezvous on a {@code TCPStore} that rank 0 hosts at
- * {@code MASTER_ADDR:MASTER_PORT}, then {@code ProcessGroupGloo} for CPU tensors (the {@code gpu} build adds
- * {@code ProcessGroupNCCL} for CUDA tensors; see {@link #backendFor}). Every collective is issued synchronously and
+ * {@code MASTER_ADDR:MASTER_PORT}, then {@code ProcessGroupGloo} for CPU tensors and, on the first collective of
+ * a CUDA tensor, {@code ProcessGroupNCCL} on the same store (under the prefix {@code nccl/}) for CUDA tensors, as
+ * PyTorch's {@code backend="cpu:gloo,cuda:nccl"} does (see {@link #backendFor}). The NCCL natives come with the
+ * {@code gpu} build (the {@code -gpu} classifiers); the CPU build fails that first CUDA collective with a message
+ * saying so. Every collective is issued synchronously and
  * waited for with the group's timeout, so a rank that dies or hangs makes the others fail within it with a
  * {@link DistException} naming the operation, never an endless wait.
  * <p>
@@ -41,6 +47,9 @@ public final class DistGroup implements AutoCloseable
     private final GlooDeviceVector devices;
     private final ProcessGroupGloo.Options options;
     private final ProcessGroupGloo gloo;
+    /** Made on the first CUDA collective (the same one on every rank), with the store prefix it needs. */
+    private PrefixStore ncclStore;
+    private ProcessGroupNCCL nccl;
     private final AllreduceOptions sum;
     private final TensorVector one = new TensorVector(1);
     private boolean closed;
@@ -150,12 +159,12 @@ public final class DistGroup implements AutoCloseable
      */
     public void allReduceSum(final Tensor tensor, final String operation)
     {
-        checkBackend(tensor, operation);
+        final Backend backend = backend(tensor, operation);
         one.put(0, tensor);
         final Work work;
         try
         {
-            work = gloo.allreduce(one, sum);
+            work = backend.allreduce(one, sum);
         }
         catch (final RuntimeException ex)
         {
@@ -174,14 +183,14 @@ public final class DistGroup implements AutoCloseable
      */
     public void broadcast(final Tensor tensor, final int root, final String operation)
     {
-        checkBackend(tensor, operation);
+        final Backend backend = backend(tensor, operation);
         one.put(0, tensor);
         final Work work;
         try (BroadcastOptions options = new BroadcastOptions())
         {
             options.rootRank(root);
             options.timeout(new Milliseconds(timeout.toMillis()));
-            work = gloo.broadcast(one, options);
+            work = backend.broadcast(one, options);
         }
         catch (final RuntimeException ex)
         {
@@ -230,18 +239,39 @@ public final class DistGroup implements AutoCloseable
         }
     }
 
-    private void checkBackend(final Tensor tensor, final String operation)
+    private Backend backend(final Tensor tensor, final String operation)
     {
         checkOpen(operation);
-        if (!GLOO.equals(backendFor(tensor)))
-        {
-            throw new IllegalArgumentException(operation + ": a CUDA tensor needs the NCCL backend of the gpu build; "
-                + "this build has Gloo (CPU tensors) only");
-        }
         if (!tensor.is_contiguous())
         {
             throw new IllegalArgumentException(operation + ": expected a contiguous tensor");
         }
+        if (GLOO.equals(backendFor(tensor)))
+        {
+            return gloo;
+        }
+        if (null == nccl)
+        {
+            try
+            {
+                ncclStore = new PrefixStore("nccl/", store);
+                final ProcessGroupNCCL.Options ncclOptions =
+                    new ProcessGroupNCCL.Options();
+                ncclOptions.timeout(new Milliseconds(timeout.toMillis()));
+                nccl = new ProcessGroupNCCL(ncclStore, info.rank(), info.worldSize(),
+                    ncclOptions);
+            }
+            catch (final UnsatisfiedLinkError | NoClassDefFoundError ex)
+            {
+                throw new DistException(operation, info, "a CUDA tensor needs NCCL, which this build lacks "
+                    + "(build with -Pgpu for the CUDA natives)", ex);
+            }
+            catch (final RuntimeException ex)
+            {
+                throw new DistException(operation + " (NCCL init)", info, ex.getMessage(), ex);
+            }
+        }
+        return nccl;
     }
 
     private void checkOpen(final String operation)
@@ -249,6 +279,18 @@ public final class DistGroup implements AutoCloseable
         if (closed)
         {
             throw new IllegalStateException(operation + ": the process group is closed");
+        }
+    }
+
+    private static void shutdownQuietly(final Backend backend)
+    {
+        try
+        {
+            backend.shutdown();
+        }
+        catch (final RuntimeException ignored)
+        {
+            // A peer already gone makes shutdown complain; the resources are freed regardless.
         }
     }
 
@@ -261,13 +303,12 @@ public final class DistGroup implements AutoCloseable
             return;
         }
         closed = true;
-        try
+        shutdownQuietly(gloo);
+        if (null != nccl)
         {
-            gloo.shutdown();
-        }
-        catch (final RuntimeException ignored)
-        {
-            // A peer already gone makes shutdown complain; the resources below are freed regardless.
+            shutdownQuietly(nccl);
+            nccl.close();
+            ncclStore.close();
         }
         one.close();
         sum.close();

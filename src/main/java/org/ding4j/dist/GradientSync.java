@@ -39,10 +39,21 @@ public final class GradientSync implements GradientReducer, AutoCloseable
      */
     public static GradientSync attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        final GradientSync sync = new GradientSync(group);
+        final GradientSync sync = forGroup(group);
         broadcastParameters(group, optimizer.parameters());
         optimizer.gradientReducer(sync);
         return sync;
+    }
+
+    /**
+     * A sync not attached to an optimizer: call {@link #reduce} after backward yourself (e.g. with another optimizer).
+     *
+     * @param group the process group
+     * @return the sync; close it after training
+     */
+    public static GradientSync forGroup(final DistGroup group)
+    {
+        return new GradientSync(group);
     }
 
     /**

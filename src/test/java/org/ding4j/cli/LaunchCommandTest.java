@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** {@code ding4j launch}: real child JVMs with torchrun's environment, prefixed output, failure propagation. */
 class LaunchCommandTest
@@ -44,10 +46,11 @@ class LaunchCommandTest
     }
 
     @Test
-    void aFailingRankShouldStopTheOthersAndSetTheExitCode()
+    void aFailingRankShouldStopTheOthersAndSetTheExitCode(@TempDir final Path dir)
     {
         final long start = System.nanoTime();
-        assertEquals(7, launch("launch", "--nproc", "2", "--main", LaunchProbe.class.getName(), "--", "fail"),
+        assertEquals(7, launch("launch", "--nproc", "2", "--main", LaunchProbe.class.getName(), "--", "fail",
+            dir.toString()),
             out::toString);
         assertTrue((System.nanoTime() - start) / 1e9 < 25, "the blocked rank is stopped, not waited for");
         assertTrue(err.toString().contains("rank 1 exited with 7; stopping the other ranks"), err::toString);
