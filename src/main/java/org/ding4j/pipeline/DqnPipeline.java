@@ -3,6 +3,7 @@ package org.ding4j.pipeline;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,6 +21,8 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.DistTraining;
+import org.ding4j.dist.GradientSync;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.policy.DqnBatch;
@@ -352,7 +355,7 @@ public final class DqnPipeline
         private final boolean prioritized;
         private final List<String> checkpoints = new ArrayList<>();
         private final DistInfo dist;
-        private final org.ding4j.dist.DistTraining distTraining;
+        private final DistTraining distTraining;
         private double bestEval = Double.NEGATIVE_INFINITY;
         private double lastEval = Double.NaN;
         private boolean solved;
@@ -368,11 +371,11 @@ public final class DqnPipeline
             learner = new BaseLearner(cfg.child("learner"), policy, null, dist, exp, "learner");
             if (dist.distributed())
             {
-                distTraining = org.ding4j.dist.DistTraining.join(dist,
-                    java.time.Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), learner,
+                distTraining = DistTraining.join(dist,
+                    Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), learner,
                     policy.optimizer());
                 // attach broadcast the online net; the target net starts as its copy on every rank too.
-                org.ding4j.dist.GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());
+                GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());
             }
             else
             {
