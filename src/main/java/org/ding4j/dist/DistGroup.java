@@ -1,16 +1,20 @@
 package org.ding4j.dist;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Locale;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.chrono.Milliseconds;
 import org.bytedeco.pytorch.AllreduceOptions;
 import org.bytedeco.pytorch.Backend;
+import org.bytedeco.pytorch.ByteVector;
 import org.bytedeco.pytorch.BroadcastOptions;
 import org.bytedeco.pytorch.GlooDeviceVector;
 import org.bytedeco.pytorch.PrefixStore;
 import org.bytedeco.pytorch.ProcessGroupGloo;
 import org.bytedeco.pytorch.ReduceOp;
+import org.bytedeco.pytorch.StringVector;
 import org.bytedeco.pytorch.TCPStore;
 import org.bytedeco.pytorch.TCPStoreOptions;
 import org.bytedeco.pytorch.Tensor;
@@ -37,6 +41,8 @@ public final class DistGroup implements AutoCloseable
 {
     /** Gloo's CPU backend, the only one in the default build. */
     public static final String GLOO = "gloo";
+    /** The store key under which a failing rank leaves its cause for the others. */
+    private static final String FAILURE_KEY = "ding4j/failure";
     /** NCCL, for CUDA tensors (the {@code gpu} build). */
     public static final String NCCL = "nccl";
 
@@ -168,7 +174,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException(operation, info, ex.getMessage(), ex);
+            throw failure(operation, ex.getMessage(), ex);
         }
         await(work, operation);
     }
@@ -194,7 +200,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException(operation, info, ex.getMessage(), ex);
+            throw failure(operation, ex.getMessage(), ex);
         }
         await(work, operation);
     }
@@ -215,7 +221,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException(operation, info, ex.getMessage(), ex);
+            throw failure(operation, ex.getMessage(), ex);
         }
         await(work, operation);
     }
@@ -226,7 +232,7 @@ public final class DistGroup implements AutoCloseable
         {
             if (!work._wait(new Milliseconds(timeout.toMillis())))
             {
-                throw new DistException(operation, info, "not completed within " + timeout.toMillis() + " ms", null);
+                throw failure(operation, "not completed within " + timeout.toMillis() + " ms", null);
             }
         }
         catch (final DistException ex)
@@ -235,7 +241,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException(operation, info, ex.getMessage(), ex);
+            throw failure(operation, ex.getMessage(), ex);
         }
     }
 
@@ -272,6 +278,63 @@ public final class DistGroup implements AutoCloseable
             }
         }
         return nccl;
+    }
+
+    /**
+     * Tells the other ranks why this one is about to leave (best effort, before {@link #close()}): their next
+     * collective then fails with this message beside their own error, instead of only "connection closed".
+     *
+     * @param message the cause, e.g. the exception's {@code toString()}
+     */
+    public void reportFailure(final String message)
+    {
+        if (closed)
+        {
+            return;
+        }
+        try
+        {
+            store.set(FAILURE_KEY, "rank " + info.rank() + ": " + message);
+        }
+        catch (final RuntimeException ignored)
+        {
+            // The store's host is gone already; the peers fail on their own error alone.
+        }
+    }
+
+    /**
+     * A collective's failure, with what a peer reported through {@link #reportFailure} if it did. Not asked after a
+     * timeout: a hung peer may be the store's host, and asking would wait out the store's timeout as well.
+     */
+    private DistException failure(final String operation, final String detail, final Throwable cause)
+    {
+        String reported = null;
+        final String lower = String.valueOf(detail).toLowerCase(Locale.ROOT);
+        if (lower.contains("timed out") || lower.contains("timeout") || lower.contains("not completed within"))
+        {
+            return new DistException(operation, info, detail, cause);
+        }
+        try (StringVector key = new StringVector(FAILURE_KEY))
+        {
+            if (store.check(key))
+            {
+                try (ByteVector value = store.get(FAILURE_KEY))
+                {
+                    final byte[] bytes = new byte[(int)value.size()];
+                    for (int i = 0; i < bytes.length; i++)
+                    {
+                        bytes[i] = value.get(i);
+                    }
+                    reported = new String(bytes, StandardCharsets.UTF_8);
+                }
+            }
+        }
+        catch (final RuntimeException ignored)
+        {
+            // The store went with the failed rank (rank 0 hosts it): nothing more to say than our own error.
+        }
+        return new DistException(operation, info, null == reported ? detail : detail + " (failed first: " + reported
+            + ")", cause);
     }
 
     private void checkOpen(final String operation)

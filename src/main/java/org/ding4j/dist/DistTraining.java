@@ -91,6 +91,16 @@ public final class DistTraining implements StopVote, AutoCloseable
         return voteStage[1] > 0 ? StopVote.SIGNAL : voteStage[0] > 0 ? StopVote.END : StopVote.CONTINUE;
     }
 
+    /** Leaves the cause for the peers, unless it is itself a collective's failure (then a peer failed first). */
+    @Override
+    public void failed(final Throwable cause)
+    {
+        if (!(cause instanceof DistException))
+        {
+            group.reportFailure(cause.toString());
+        }
+    }
+
     /** @return the group */
     public DistGroup group()
     {

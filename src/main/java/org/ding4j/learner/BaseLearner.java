@@ -429,6 +429,10 @@ public class BaseLearner implements AutoCloseable
             logger.error("[RANK{}]: training failed at iteration {}", rank, lastIter.val(), t);
             logFile.write("ERROR", "[RANK" + rank + "]: training failed at iteration " + lastIter.val() + ": " + t);
             saveQuietly(EXCEPTION_CHECKPOINT, t);
+            if (null != stopVote)
+            {
+                stopVote.failed(t);
+            }
         }
         finally
         {

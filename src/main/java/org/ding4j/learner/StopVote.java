@@ -21,4 +21,14 @@ public interface StopVote
      * @throws RuntimeException if the collective fails or times out
      */
     int vote(int local);
+
+    /**
+     * Called by {@code start()} when this rank fails, before its {@code after_run} hooks, so that the peers, which
+     * fail at their next collective, can say why. The default does nothing.
+     *
+     * @param cause what failed here
+     */
+    default void failed(final Throwable cause)
+    {
+    }
 }

@@ -25,10 +25,13 @@ import org.ding4j.torch.Threads;
  * {@code 1000 k + r}) until the ranks agree to stop, then prints {@code STOPPED <updates>}. A failure prints
  * {@code FAILED <message>} and exits 3.
  * <p>
- * Arguments: rank world port dir updates timeoutMs [train|start]
+ * Arguments: rank world port dir updates timeoutMs [train|start|fail]
  */
 public final class DdpChild
 {
+    /** In {@code fail} mode rank 1's data source throws instead of making this batch. */
+    static final long FAIL_AT = 25;
+
     private DdpChild()
     {
     }
@@ -42,7 +45,8 @@ public final class DdpChild
         final Path dir = Path.of(args[3]);
         final int updates = Integer.parseInt(args[4]);
         final Duration timeout = Duration.ofMillis(Long.parseLong(args[5]));
-        final boolean start = args.length > 6 && "start".equals(args[6]);
+        final boolean fail = args.length > 6 && "fail".equals(args[6]);
+        final boolean start = fail || args.length > 6 && "start".equals(args[6]);
         final DistInfo info = new DistInfo(rank, world, rank, "127.0.0.1", port);
         try (RegressionPolicy policy = new RegressionPolicy(100 + rank);
             BaseLearner learner = new BaseLearner(Config.empty().with("hook.save_ckpt_after_run", false)
@@ -73,7 +77,14 @@ public final class DdpChild
             if (start)
             {
                 final long[] next = {0};
-                learner.dataSource(size -> 1000L * next[0]++ + rank);
+                learner.dataSource(size ->
+                {
+                    if (fail && 1 == rank && FAIL_AT == next[0])
+                    {
+                        throw new IllegalStateException("injected failure at batch " + FAIL_AT);
+                    }
+                    return 1000L * next[0]++ + rank;
+                });
                 learner.setupDataloader();
                 learner.start();
                 System.out.println("STOPPED " + learner.trainIter());

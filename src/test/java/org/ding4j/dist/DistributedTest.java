@@ -159,6 +159,29 @@ class DistributedTest
         }
     }
 
+    @Test
+    void anExceptionOnOneRankShouldStopEveryRankAtTheSameIterationAndNameTheCause() throws Exception
+    {
+        final List<Rank> ranks = launch(2, 1_000_000, 30_000, "fail");
+        final long start = System.nanoTime();
+        assertEquals(3, ranks.get(1).await(120), ranks.get(1)::output);
+        assertTrue(ranks.get(1).failure().contains("injected failure at batch " + DdpChild.FAIL_AT),
+            ranks.get(1)::output);
+        assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
+        // Well inside the 30 s timeout: the peer's group closing ends the collective, not the clock.
+        assertTrue((System.nanoTime() - start) / 1e9 < 25, "rank 0 failed late");
+        final String failure = ranks.get(0).failure();
+        assertTrue(failure.contains("stop vote failed on rank 0 of 2") && failure.contains("(failed first: rank 1: ")
+            && failure.contains("IllegalStateException: injected failure at batch " + DdpChild.FAIL_AT), failure);
+        final Path exception = dir.resolve("exp/ckpt/" + org.ding4j.learner.BaseLearner.EXCEPTION_CHECKPOINT);
+        assertTrue(Files.isRegularFile(exception), "rank 0 writes the exception checkpoint");
+        try (PointerScope scope = new PointerScope())
+        {
+            assertEquals(DdpChild.FAIL_AT, ((Number)new org.ding4j.checkpoint.TorchCheckpointIO().read(exception)
+                .get("last_iter")).longValue(), "rank 0 stops after the last update rank 1 made too");
+        }
+    }
+
     /** One process training on every rank's batch at once, from rank 0's initial weights. */
     private static float[] trainOnConcatenatedBatches(final int world)
     {
