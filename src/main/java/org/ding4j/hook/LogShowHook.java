@@ -1,10 +1,10 @@
 package org.ding4j.hook;
 
-import java.util.function.ObjDoubleConsumer;
-
 import org.ding4j.config.Config;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.log.LogBuffer;
+import org.ding4j.log.LoggedModel;
+import org.ding4j.log.ScalarDict;
 import org.ding4j.log.TickMonitor;
 import org.ding4j.policy.Policy;
 
@@ -21,7 +21,10 @@ import org.ding4j.policy.Policy;
 public final class LogShowHook extends LearnerHook
 {
     private final long freq;
-    private final Recorder recorder = new Recorder();
+    /** The monitor variable of each scalar-buffer slot (null: not a monitor variable), for {@link #boundMonitor}. */
+    private LoggedModel.Variable[] bySlot = new LoggedModel.Variable[16];
+    private TickMonitor boundMonitor;
+    private int boundKeys = -1;
     private LogReporter reporter;
     private Policy varsOf;
     private String[] vars;
@@ -49,8 +52,7 @@ public final class LogShowHook extends LearnerHook
             buffer.clear();
             return;
         }
-        recorder.monitor = monitor;
-        buffer.scalar().forEach(recorder);
+        record(buffer.scalar(), monitor);
         monitor.step();
         final long iteration = learner.lastIter().val();
         if (0 == iteration % freq)
@@ -106,18 +108,40 @@ public final class LogShowHook extends LearnerHook
         }
     }
 
-    /** Pushes declared scalar-buffer entries into the monitor; one instance, reused, so no lambda per call. */
-    private static final class Recorder implements ObjDoubleConsumer<String>
+    /**
+     * Pushes the buffer's declared entries into the monitor by slot: each slot's monitor variable is looked up by
+     * name once (again only when keys are added or the monitor changes), not twice per value per call.
+     */
+    private void record(final ScalarDict scalars, final TickMonitor monitor)
     {
-        private TickMonitor monitor;
-
-        @Override
-        public void accept(final String name, final double value)
+        final int keys = scalars.keyCount();
+        if (monitor != boundMonitor || keys != boundKeys)
         {
-            if (monitor.isDeclared(name))
+            bind(scalars, monitor, keys);
+        }
+        final LoggedModel.Variable[] bySlot = this.bySlot;
+        for (int i = 0; i < keys; i++)
+        {
+            final LoggedModel.Variable variable = bySlot[i];
+            if (null != variable && scalars.isPresent(i))
             {
-                monitor.record(name, value);
+                variable.record(scalars.value(i));
             }
         }
+    }
+
+    private void bind(final ScalarDict scalars, final TickMonitor monitor, final int keys)
+    {
+        if (bySlot.length < keys)
+        {
+            bySlot = new LoggedModel.Variable[Math.max(keys, 2 * bySlot.length)];
+        }
+        for (int i = 0; i < keys; i++)
+        {
+            final String name = scalars.name(i);
+            bySlot[i] = monitor.isDeclared(name) ? monitor.variable(name) : null;
+        }
+        boundMonitor = monitor;
+        boundKeys = keys;
     }
 }

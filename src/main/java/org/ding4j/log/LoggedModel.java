@@ -12,7 +12,8 @@ import java.util.Objects;
  * DI-engine's {@code LoggedModel}: declared variables keep (time, value) records stamped by a {@link BaseTime};
  * records older than {@code expire} are dropped except the last one before the window. {@code val} is the latest
  * value, {@code avg} the plain mean of the values in the window, in O(1) from a running sum (a scan only while a
- * NaN or infinity is in the window, so that one never poisons the sum). Custom statistics can be registered per
+ * NaN or infinity is in the window, so that one never poisons the sum; the sum is recomputed from the window once
+ * per ring's worth of expired records, so rounding cannot accumulate). Custom statistics can be registered per
  * variable. {@link #freeze()} pins the time (records then share one stamp) until {@link #unfreeze()}.
  * <p>
  * Storage per variable is a ring that grows to the window's size once; recording allocates nothing after that.
@@ -56,7 +57,7 @@ public class LoggedModel
         {
             throw new IllegalArgumentException("monitor variable " + name + " is declared twice");
         }
-        variables.put(name, new Records(type));
+        variables.put(name, new Records(name, type));
     }
 
     /** @return the window length */
@@ -115,7 +116,7 @@ public class LoggedModel
                 + records.type.getSimpleName() + ", got " + (null == value ? "null" : value.getClass().getSimpleName()
                 + " " + value));
         }
-        record(name, ((Number)value).doubleValue());
+        records.record(((Number)value).doubleValue());
     }
 
     /**
@@ -127,14 +128,20 @@ public class LoggedModel
      */
     public final void record(final String name, final double value)
     {
-        final Records records = records(name);
-        final double now = currentTime();
-        if (records.size > 0 && now < records.lastTime())
-        {
-            throw new IllegalArgumentException("monitor variable " + name + ": time went backwards from "
-                + records.lastTime() + " to " + now);
-        }
-        records.add(now, value, now - expire);
+        records(name).record(value);
+    }
+
+    /**
+     * A declared variable as a handle to record into without looking its name up each time (the log hook keeps
+     * one per log-buffer slot).
+     *
+     * @param name a declared variable
+     * @return its handle, valid as long as this model
+     * @throws IllegalArgumentException if undeclared
+     */
+    public final Variable variable(final String name)
+    {
+        return records(name);
     }
 
     /**
@@ -248,19 +255,40 @@ public class LoggedModel
         double time(int i);
     }
 
-    /** A ring of (time, value) records in time order with a running sum of its finite values. */
-    private static final class Records implements Window
+    /** One declared variable, recorded into by handle (see {@link #variable}). */
+    public interface Variable
     {
+        /**
+         * Records a number now, as {@link LoggedModel#record(String, double)}.
+         *
+         * @param value its value (NaN and infinities are kept as they are)
+         * @throws IllegalArgumentException if time went backwards for it
+         */
+        void record(double value);
+    }
+
+    /**
+     * A ring of (time, value) records in time order with a running sum of its finite values. The capacity is a power
+     * of two (indices wrap with a mask, not a division), and the sum is recomputed from the window each time as many
+     * records have left it as the ring holds, so that rounding from adding and subtracting cannot build up (a huge
+     * value leaving the window would otherwise leave its rounding error in the mean of small ones): O(1) amortised.
+     */
+    private final class Records implements Window, Variable
+    {
+        private final String name;
         private final Class<? extends Number> type;
         private double[] times = new double[4];
         private double[] values = new double[4];
+        private int mask = 3;
         private int head;
         private int size;
+        private int prunedSinceSum;
         private double finiteSum;
         private int nonFinite;
 
-        Records(final Class<? extends Number> type)
+        Records(final String name, final Class<? extends Number> type)
         {
+            this.name = name;
             if (!(Double.class == type || Float.class == type || Long.class == type || Integer.class == type))
             {
                 throw new IllegalArgumentException("monitor variables hold numbers, got " + type.getName());
@@ -268,15 +296,22 @@ public class LoggedModel
             this.type = type;
         }
 
-        void add(final double time, final double value, final double windowStart)
+        @Override
+        public void record(final double value)
         {
-            prune(windowStart);
+            final double now = currentTime();
+            if (size > 0 && now < lastTime())
+            {
+                throw new IllegalArgumentException("monitor variable " + name + ": time went backwards from "
+                    + lastTime() + " to " + now);
+            }
+            prune(now - expire);
             if (size == times.length)
             {
                 grow();
             }
-            final int slot = (head + size) % times.length;
-            times[slot] = time;
+            final int slot = (head + size) & mask;
+            times[slot] = now;
             values[slot] = value;
             size++;
             account(value, 1);
@@ -285,11 +320,26 @@ public class LoggedModel
         /** Drops records before the window but the last one of them. */
         void prune(final double windowStart)
         {
-            while (size >= 2 && times[(head + 1) % times.length] < windowStart)
+            while (size >= 2 && times[(head + 1) & mask] < windowStart)
             {
                 account(values[head], -1);
-                head = (head + 1) % times.length;
+                head = (head + 1) & mask;
                 size--;
+                if (++prunedSinceSum == times.length)
+                {
+                    resum();
+                }
+            }
+        }
+
+        private void resum()
+        {
+            prunedSinceSum = 0;
+            finiteSum = 0.0;
+            nonFinite = 0;
+            for (int i = 0; i < size; i++)
+            {
+                account(value(i), 1);
             }
         }
 
@@ -307,12 +357,12 @@ public class LoggedModel
 
         double lastTime()
         {
-            return times[(head + size - 1) % times.length];
+            return times[(head + size - 1) & mask];
         }
 
         double latest()
         {
-            return values[(head + size - 1) % times.length];
+            return values[(head + size - 1) & mask];
         }
 
         double mean()
@@ -339,13 +389,13 @@ public class LoggedModel
         @Override
         public double value(final int i)
         {
-            return values[(head + i) % times.length];
+            return values[(head + i) & mask];
         }
 
         @Override
         public double time(final int i)
         {
-            return times[(head + i) % times.length];
+            return times[(head + i) & mask];
         }
 
         private void grow()
@@ -359,6 +409,7 @@ public class LoggedModel
             }
             times = newTimes;
             values = newValues;
+            mask = newTimes.length - 1;
             head = 0;
         }
     }

@@ -39,6 +39,28 @@ class LoggedModelTest
     }
 
     @Test
+    void aHugeValueLeavingTheWindowShouldNotLeaveItsRoundingInTheMean()
+    {
+        final TickMonitor monitor = new TickMonitor(List.of("total_loss"), 10);
+        final LoggedModel.Variable loss = monitor.variable("total_loss");
+        // A loss spike, then small values: with a plain running sum, 1e12 + 1e-3 - 1e12 keeps an error of ~1e-4.
+        loss.record(1e12);
+        monitor.step();
+        for (int tick = 1; tick < 200; tick++)
+        {
+            loss.record(1e-3 * (1 + tick % 3));
+            monitor.step();
+        }
+        double exact = 0;
+        for (int tick = 189; tick < 200; tick++)
+        {
+            exact += 1e-3 * (1 + tick % 3);
+        }
+        assertEquals(exact / 11, monitor.avg("total_loss"), 1e-15);
+        assertEquals(monitor.avg("total_loss"), monitor.value("avg", "total_loss"));
+    }
+
+    @Test
     void shouldMatchANaiveWindowMeanOverManyRecords()
     {
         final ManualTime clock = new ManualTime();
