@@ -21,8 +21,9 @@ import picocli.CommandLine.Spec;
 /**
  * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN on CartPole through the learner. Without
  * CONFIG it runs the embedded {@code examples/cartpole_dqn.yaml}. On a terminal a live progress line is redrawn;
- * otherwise one plain line per evaluation. Exit 0 when the run solved or reached its limits, 1 on failure, 2 for a
- * bad config or argument.
+ * otherwise one plain line per evaluation. Exit 0 when the run solved, reached its limits or was stopped by
+ * SIGINT/SIGTERM (serial mode saves {@code ckpt_interrupt.pth.tar} first), 1 on failure, 2 for a bad config or
+ * argument.
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
     description = "Train DQN on CartPole (DI-engine's serial_pipeline; pipeline.mode=parallel for the threaded one).")
@@ -97,7 +98,8 @@ final class TrainCommand implements Callable<Integer>
             out.println();
         }
         out.printf("%s after %d env steps and %d updates: best eval return %.1f (stop value %.1f)%n",
-            summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.trainIter(),
+            summary.interrupted() ? "interrupted" : summary.solved() ? "solved" : "not solved", summary.envSteps(),
+            summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue());
         out.printf("time: JVM start %.2f s, native load %.2f s, warm-up %.2f s, setup %.2f s, training %.2f s "
             + "(%.0f updates/s); CLI total %.2f s%n", jvmStartS, nativeLoadS, summary.warmupS(), summary.setupS(),

@@ -7,11 +7,12 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * SIGINT/SIGTERM handlers for the duration of {@code start()}: the handler only runs a flag-setting action (on the
- * JVM's signal thread), so nothing is saved from inside a handler; {@link #restore()} puts the previous handlers
- * back. Where the platform refuses a signal (e.g. the JVM was started with {@code -Xrs}), it is left alone.
+ * SIGINT/SIGTERM handlers for the duration of a training loop ({@code start()}, the DQN pipeline's serial loop):
+ * the handler only runs a flag-setting action (on the JVM's signal thread), so nothing is saved from inside a
+ * handler; {@link #restore()} puts the previous handlers back. Where the platform refuses a signal (e.g. the JVM was
+ * started with {@code -Xrs}), it is left alone.
  */
-final class SignalStop
+public final class SignalStop
 {
     private static final String[] SIGNALS = {"INT", "TERM"};
 
@@ -22,7 +23,11 @@ final class SignalStop
     {
     }
 
-    static SignalStop install(final Runnable onSignal)
+    /**
+     * @param onSignal what a signal does: set a flag (it runs on the JVM's signal thread)
+     * @return the installed handlers; {@link #restore()} them when the loop ends
+     */
+    public static SignalStop install(final Runnable onSignal)
     {
         final SignalStop stop = new SignalStop();
         final SignalHandler handler = signal -> onSignal.run();
@@ -42,7 +47,8 @@ final class SignalStop
         return stop;
     }
 
-    void restore()
+    /** Puts the handlers that were there before back. */
+    public void restore()
     {
         for (int i = 0; i < signals.size(); i++)
         {

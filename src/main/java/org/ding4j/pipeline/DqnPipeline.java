@@ -24,7 +24,10 @@ import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.SaveCkptHook;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.SignalStop;
+import org.ding4j.learner.StopVote;
 import org.ding4j.policy.DqnBatch;
 import org.ding4j.policy.DqnPolicy;
 import org.ding4j.policy.QNetwork;
@@ -116,9 +119,11 @@ public final class DqnPipeline
      * @param mode           serial or parallel
      * @param seed           the run's seed
      * @param paths          where the checkpoints, logs and TensorBoard files are
+     * @param interrupted    whether SIGINT/SIGTERM stopped it (serial mode; rank 0 saved {@code ckpt_interrupt})
      */
     public record Summary(boolean solved, double stopValue, double bestEvalReturn, long envSteps, long trainIter,
-        double wallS, double setupS, double warmupS, double updatesPerS, String mode, long seed, Map<String, Object> paths)
+        double wallS, double setupS, double warmupS, double updatesPerS, String mode, long seed, Map<String, Object> paths,
+        boolean interrupted)
     {
     }
 
@@ -304,6 +309,7 @@ public final class DqnPipeline
     {
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("solved", summary.solved());
+        json.put("interrupted", summary.interrupted());
         json.put("stop_value", summary.stopValue());
         json.put("best_eval_return", summary.bestEvalReturn());
         json.put("env_steps", summary.envSteps());
@@ -359,6 +365,9 @@ public final class DqnPipeline
         private double bestEval = Double.NEGATIVE_INFINITY;
         private double lastEval = Double.NaN;
         private boolean solved;
+        private boolean interrupted;
+        /** Set on the JVM's signal thread, read by the serial loop. */
+        private volatile boolean signalled;
         private long lastEvalIter = -1;
 
         Run(final Config cfg, final long seed, final String exp, final DistInfo dist)
@@ -403,14 +412,31 @@ public final class DqnPipeline
             maxTrainIter = cfg.getLong("pipeline.max_train_iter");
         }
 
-        void serial(final Consumer<Progress> progress, final long start)
+        /**
+         * Collect, train, evaluate until solved or a limit. SIGINT/SIGTERM stop it before the next cycle (on every
+         * rank at the same cycle, through one vote per cycle when distributed); rank 0 then saves
+         * {@link BaseLearner#INTERRUPT_CHECKPOINT} and the run ends as usual, with {@code interrupted} in its summary.
+         */
+        void serial(final Consumer<Progress> progress, final long start) throws IOException
         {
             learner.callHook(HookPosition.BEFORE_RUN);
             collector.resumeAt(Math.max(0, learner.collectorEnvstep()));
+            final SignalStop signals = SignalStop.install(() -> signalled = true);
             try (DqnBatch batch = new DqnBatch(policy.settings().batchSize(), CartPole.OBS))
             {
                 while (true)
                 {
+                    if (stopAgreed())
+                    {
+                        interrupted = true;
+                        learner.collectorEnvstep(collector.envsteps());
+                        if (0 == dist.rank())
+                        {
+                            learner.info("stop signal: saved " + SaveCkptHook.write(learner,
+                                BaseLearner.INTERRUPT_CHECKPOINT) + " after " + learner.trainIter() + " updates");
+                        }
+                        break;
+                    }
                     if (evalDue(learner.trainIter())
                         && evaluate(policy.online(), learner.trainIter(), progress, start, this::saveBest))
                     {
@@ -435,8 +461,19 @@ public final class DqnPipeline
                     }
                 }
             }
+            finally
+            {
+                signals.restore();
+            }
             learner.callHook(HookPosition.AFTER_RUN);
             learner.collectorEnvstep(collector.envsteps());
+        }
+
+        /** This rank's signal flag, or the ranks' agreement on it (the same number of votes on every rank). */
+        private boolean stopAgreed()
+        {
+            final int wish = signalled ? StopVote.SIGNAL : StopVote.CONTINUE;
+            return StopVote.SIGNAL == (null == distTraining ? wish : distTraining.vote(wish));
         }
 
         void parallel(final Consumer<Progress> progress, final long start)
@@ -514,7 +551,8 @@ public final class DqnPipeline
             paths.put("world_size", dist.worldSize());
             paths.put("env_steps_all_ranks", collector.envsteps() * dist.worldSize());
             return new Summary(solved, stopValue, bestEval, collector.envsteps(), learner.trainIter(), wallS, setupS,
-                warmupS, learner.trainIter() / Math.max(1e-9, wallS), cfg.getString("pipeline.mode"), seed, paths);
+                warmupS, learner.trainIter() / Math.max(1e-9, wallS), cfg.getString("pipeline.mode"), seed, paths,
+                interrupted);
         }
 
         @Override
