@@ -4,19 +4,13 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.bytedeco.javacpp.FloatPointer;
@@ -25,6 +19,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.learner.RegressionPolicy;
+import org.ding4j.testing.ChildJvm;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.MlpRegressor;
@@ -58,11 +53,11 @@ class DistributedTest
     @ValueSource(ints = {2, 3})
     void ranksShouldTrainBitIdenticallyAndMatchOneProcessOnTheConcatenatedBatches(final int world) throws Exception
     {
-        final List<Rank> ranks = launch(world, UPDATES, 30_000);
-        for (final Rank rank : ranks)
+        final List<ChildJvm> ranks = launch(world, UPDATES, 30_000);
+        for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
-            assertTrue(rank.lines.contains("DONE"), rank::output);
+            assertTrue(rank.printed("DONE"), rank::output);
         }
         final byte[] first = Files.readAllBytes(dir.resolve("rank0.bin"));
         for (int r = 1; r < world; r++)
@@ -82,28 +77,28 @@ class DistributedTest
         for (int iter = 1; iter <= UPDATES; iter++)
         {
             double sum = 0;
-            final double reduced = ranks.get(0).reduced(iter);
-            for (final Rank rank : ranks)
+            final double reduced = reduced(ranks.get(0), iter);
+            for (final ChildJvm rank : ranks)
             {
-                sum += rank.local(iter);
-                assertEquals(reduced, rank.reduced(iter), 0.0, "every rank holds the same reduced value");
+                sum += local(rank, iter);
+                assertEquals(reduced, reduced(rank, iter), 0.0, "every rank holds the same reduced value");
             }
             assertEquals(sum / world, reduced, 1e-12 * Math.abs(reduced), "reduced total_loss at iteration " + iter);
         }
-        assertTrue(ranks.get(0).local(UPDATES) != ranks.get(1).local(UPDATES), "ranks see different batches");
+        assertTrue(local(ranks.get(0), UPDATES) != local(ranks.get(1), UPDATES), "ranks see different batches");
     }
 
     @Test
     void aKilledRankShouldMakeTheOthersFailWithinTheTimeout() throws Exception
     {
-        final List<Rank> ranks = launch(2, 1_000_000, 3_000);
+        final List<ChildJvm> ranks = launch(2, 1_000_000, 3_000);
         assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
         ranks.get(1).process.destroyForcibly();
         final long start = System.nanoTime();
         assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
         final double seconds = (System.nanoTime() - start) / 1e9;
         assertTrue(seconds < 3 + 10, "rank 0 failed after " + seconds + " s");
-        final String failure = ranks.get(0).failure();
+        final String failure = failure(ranks.get(0));
         assertTrue(failure.contains("failed on rank 0 of 2") && (failure.contains("allreduce gradients")
             || failure.contains("log_reduce")), failure);
     }
@@ -111,7 +106,7 @@ class DistributedTest
     @Test
     void aHungRankShouldMakeTheOthersFailWithTheTimeoutError() throws Exception
     {
-        final List<Rank> ranks = launch(2, 1_000_000, 3_000);
+        final List<ChildJvm> ranks = launch(2, 1_000_000, 3_000);
         assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
         final long pid = ranks.get(1).process.pid();
         assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(pid)).start().waitFor());
@@ -121,7 +116,7 @@ class DistributedTest
             assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
             final double seconds = (System.nanoTime() - start) / 1e9;
             assertTrue(seconds >= 2.5 && seconds < 3 + 10, "rank 0 failed after " + seconds + " s");
-            final String failure = ranks.get(0).failure();
+            final String failure = failure(ranks.get(0));
             assertTrue(failure.contains("failed on rank 0 of 2") && (failure.contains("allreduce gradients")
                 || failure.contains("log_reduce")), failure);
             assertTrue(failure.toLowerCase(java.util.Locale.ROOT).contains("time"), failure);
@@ -135,17 +130,16 @@ class DistributedTest
     @Test
     void aSignalToOneRankShouldStopEveryRankAtTheSameIteration() throws Exception
     {
-        final List<Rank> ranks = launch(2, 1_000_000, 30_000, "start");
+        final List<ChildJvm> ranks = launch(2, 1_000_000, 30_000, "start");
         assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
         // kill(1), not Process.destroy(): destroy also closes our end of the child's output.
         assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(ranks.get(1).process.pid())).start()
             .waitFor());
         final long[] stoppedAt = new long[2];
-        for (final Rank rank : ranks)
+        for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(60), rank::output);
-            final String line = rank.lines.stream().filter(l -> l.startsWith("STOPPED ")).findFirst()
-                .orElseThrow(() -> new AssertionError(rank.output()));
+            final String line = rank.firstLine(l -> l.startsWith("STOPPED "));
             stoppedAt[rank.index] = Long.parseLong(line.substring("STOPPED ".length()));
         }
         assertEquals(stoppedAt[0], stoppedAt[1], "both ranks stop after the same update");
@@ -162,15 +156,15 @@ class DistributedTest
     @Test
     void anExceptionOnOneRankShouldStopEveryRankAtTheSameIterationAndNameTheCause() throws Exception
     {
-        final List<Rank> ranks = launch(2, 1_000_000, 30_000, "fail");
+        final List<ChildJvm> ranks = launch(2, 1_000_000, 30_000, "fail");
         final long start = System.nanoTime();
         assertEquals(3, ranks.get(1).await(120), ranks.get(1)::output);
-        assertTrue(ranks.get(1).failure().contains("injected failure at batch " + DdpChild.FAIL_AT),
+        assertTrue(failure(ranks.get(1)).contains("injected failure at batch " + DdpChild.FAIL_AT),
             ranks.get(1)::output);
         assertEquals(3, ranks.get(0).await(60), ranks.get(0)::output);
         // Well inside the 30 s timeout: the peer's group closing ends the collective, not the clock.
         assertTrue((System.nanoTime() - start) / 1e9 < 25, "rank 0 failed late");
-        final String failure = ranks.get(0).failure();
+        final String failure = failure(ranks.get(0));
         assertTrue(failure.contains("stop vote failed on rank 0 of 2") && failure.contains("(failed first: rank 1: ")
             && failure.contains("IllegalStateException: injected failure at batch " + DdpChild.FAIL_AT), failure);
         final Path exception = dir.resolve("exp/ckpt/" + org.ding4j.learner.BaseLearner.EXCEPTION_CHECKPOINT);
@@ -210,29 +204,22 @@ class DistributedTest
         }
     }
 
-    private List<Rank> launch(final int world, final int updates, final long timeoutMs) throws IOException
+    private List<ChildJvm> launch(final int world, final int updates, final long timeoutMs) throws IOException
     {
         return launch(world, updates, timeoutMs, "train");
     }
 
-    private List<Rank> launch(final int world, final int updates, final long timeoutMs, final String mode)
+    private List<ChildJvm> launch(final int world, final int updates, final long timeoutMs, final String mode)
         throws IOException
     {
-        final int port;
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            port = socket.getLocalPort();
-        }
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final List<Rank> ranks = new ArrayList<>();
+        final int port = ChildJvm.freePort();
+        final List<ChildJvm> ranks = new ArrayList<>();
         for (int r = 0; r < world; r++)
         {
-            final Process process = new ProcessBuilder(java, "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
-                "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp", System.getProperty("java.class.path"),
-                DdpChild.class.getName(), Integer.toString(r), Integer.toString(world), Integer.toString(port),
-                dir.toString(), Integer.toString(updates), Long.toString(timeoutMs), mode)
-                .redirectErrorStream(true).start();
-            ranks.add(new Rank(r, process));
+            final List<String> command = ChildJvm.javaCommand(DdpChild.class.getName());
+            command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
+                dir.toString(), Integer.toString(updates), Long.toString(timeoutMs), mode));
+            ranks.add(ChildJvm.start(r, new ProcessBuilder(command), line -> line.startsWith("iter 20 ")));
         }
         return ranks;
     }
@@ -244,98 +231,26 @@ class DistributedTest
         return out;
     }
 
-    /** A child rank with its output read on a thread of its own. */
-    private static final class Rank
+    private static double local(final ChildJvm rank, final int iter)
     {
-        final int index;
-        final Process process;
-        final List<String> lines = Collections.synchronizedList(new ArrayList<>());
-        /** Counted down once the rank has done 20 updates. */
-        final CountDownLatch reached = new CountDownLatch(1);
-        private final Thread reader;
+        return field(rank, iter, "local=");
+    }
 
-        Rank(final int index, final Process process)
-        {
-            this.index = index;
-            this.process = process;
-            reader = new Thread(this::read, "rank-" + index + "-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
+    private static double reduced(final ChildJvm rank, final int iter)
+    {
+        return field(rank, iter, "reduced=");
+    }
 
-        private void read()
-        {
-            try (BufferedReader in = new BufferedReader(
-                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-            {
-                for (String line = in.readLine(); null != line; line = in.readLine())
-                {
-                    lines.add(line);
-                    if (line.startsWith("iter 20 "))
-                    {
-                        reached.countDown();
-                    }
-                }
-            }
-            catch (final IOException ignored)
-            {
-                // The process was killed; what was read stays in lines.
-            }
-        }
+    private static double field(final ChildJvm rank, final int iter, final String name)
+    {
+        final String line = rank.firstLine(l -> l.startsWith("iter " + iter + " "));
+        final int at = line.indexOf(name) + name.length();
+        final int end = line.indexOf(' ', at);
+        return Double.parseDouble(line.substring(at, end < 0 ? line.length() : end));
+    }
 
-        int await(final long seconds) throws InterruptedException
-        {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS))
-            {
-                process.destroyForcibly();
-                throw new AssertionError("rank " + index + " still running after " + seconds + " s:\n" + output());
-            }
-            reader.join(TimeUnit.SECONDS.toMillis(10));
-            return process.exitValue();
-        }
-
-        double local(final int iter)
-        {
-            return field(iter, "local=");
-        }
-
-        double reduced(final int iter)
-        {
-            return field(iter, "reduced=");
-        }
-
-        private double field(final int iter, final String name)
-        {
-            synchronized (lines)
-            {
-                for (final String line : lines)
-                {
-                    if (line.startsWith("iter " + iter + " "))
-                    {
-                        final int at = line.indexOf(name) + name.length();
-                        final int end = line.indexOf(' ', at);
-                        return Double.parseDouble(line.substring(at, end < 0 ? line.length() : end));
-                    }
-                }
-            }
-            throw new AssertionError("rank " + index + " has no iteration " + iter + ":\n" + output());
-        }
-
-        String failure()
-        {
-            synchronized (lines)
-            {
-                return lines.stream().filter(l -> l.startsWith("FAILED ")).findFirst().orElse("no FAILED line:\n"
-                    + String.join("\n", lines));
-            }
-        }
-
-        String output()
-        {
-            synchronized (lines)
-            {
-                return String.join("\n", lines);
-            }
-        }
+    private static String failure(final ChildJvm rank)
+    {
+        return rank.firstLine(l -> l.startsWith("FAILED "));
     }
 }

@@ -4,18 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.net.ServerSocket;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -25,6 +19,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -43,13 +38,13 @@ class DistributedPipelineTest
     @Test
     void twoRanksShouldSolveInLockstepWithRankZeroWriting() throws Exception
     {
-        final List<Rank> ranks = launch();
-        for (final Rank rank : ranks)
+        final List<ChildJvm> ranks = launch();
+        for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(240), rank::output);
         }
-        final Matcher end0 = ranks.get(0).end();
-        final Matcher end1 = ranks.get(1).end();
+        final Matcher end0 = end(ranks.get(0));
+        final Matcher end1 = end(ranks.get(1));
         assertEquals("solved", end0.group(1), ranks.get(0)::output);
         // Same averaged gradients, same nets, same evaluations: both ranks end after the same update.
         assertEquals(end0.group(2) + "/" + end0.group(3), end1.group(2) + "/" + end1.group(3));
@@ -65,16 +60,16 @@ class DistributedPipelineTest
     void aSignalToOneRankShouldStopBothAtTheSameUpdateAndSaveTheInterruptCheckpoint() throws Exception
     {
         // A stop value no episode reaches: only the signal ends the run.
-        final List<Rank> ranks = launch("--set", "env.stop_value=1000", "--set", "pipeline.max_env_step=100000000");
-        assertTrue(ranks.get(0).progressed.await(240, TimeUnit.SECONDS), ranks.get(0)::output);
+        final List<ChildJvm> ranks = launch("--set", "env.stop_value=1000", "--set", "pipeline.max_env_step=100000000");
+        assertTrue(ranks.get(0).reached.await(240, TimeUnit.SECONDS), ranks.get(0)::output);
         assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(ranks.get(1).process.pid())).start()
             .waitFor());
-        for (final Rank rank : ranks)
+        for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(120), rank::output);
         }
-        final Matcher end0 = ranks.get(0).end();
-        final Matcher end1 = ranks.get(1).end();
+        final Matcher end0 = end(ranks.get(0));
+        final Matcher end1 = end(ranks.get(1));
         assertEquals("interrupted", end0.group(1), ranks.get(0)::output);
         assertEquals("interrupted", end1.group(1), ranks.get(1)::output);
         assertEquals(end0.group(3), end1.group(3), "both ranks stop after the same update");
@@ -89,23 +84,17 @@ class DistributedPipelineTest
             .asBoolean());
     }
 
-    private List<Rank> launch(final String... extra) throws IOException
+    private List<ChildJvm> launch(final String... extra) throws IOException
     {
-        final int port;
-        try (ServerSocket socket = new ServerSocket(0))
-        {
-            port = socket.getLocalPort();
-        }
-        final String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-        final List<Rank> ranks = new ArrayList<>();
+        final int port = ChildJvm.freePort();
+        final List<ChildJvm> ranks = new ArrayList<>();
         for (int r = 0; r < 2; r++)
         {
             final Path cwd = Files.createDirectories(dir.resolve("r" + r));
-            final List<String> args = new ArrayList<>(List.of(java, "--add-exports",
-                "java.base/jdk.internal.misc=ALL-UNNAMED", "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp",
-                System.getProperty("java.class.path"), "org.ding4j.cli.Main", "train", "--set", "exp_name=ddp"));
-            args.addAll(List.of(extra));
-            final ProcessBuilder builder = new ProcessBuilder(args).directory(cwd.toFile()).redirectErrorStream(true);
+            final List<String> command = ChildJvm.javaCommand("org.ding4j.cli.Main");
+            command.addAll(List.of("train", "--set", "exp_name=ddp"));
+            command.addAll(List.of(extra));
+            final ProcessBuilder builder = new ProcessBuilder(command).directory(cwd.toFile());
             final Map<String, String> env = builder.environment();
             env.put("RANK", Integer.toString(r));
             env.put("WORLD_SIZE", "2");
@@ -113,83 +102,16 @@ class DistributedPipelineTest
             env.put("MASTER_ADDR", "127.0.0.1");
             env.put("MASTER_PORT", Integer.toString(port));
             env.put("OMP_WAIT_POLICY", "PASSIVE");
-            ranks.add(new Rank(r, builder.start()));
+            // Rank 0's first progress line comes with its first evaluation.
+            ranks.add(ChildJvm.start(r, builder, line -> line.startsWith("env steps ")));
         }
         return ranks;
     }
 
-    /** A child rank with its output read on a thread of its own. */
-    private static final class Rank
+    private static Matcher end(final ChildJvm rank)
     {
-        final int index;
-        final Process process;
-        final List<String> lines = Collections.synchronizedList(new ArrayList<>());
-        /** Counted down at rank 0's first progress line (its first evaluation). */
-        final CountDownLatch progressed = new CountDownLatch(1);
-        private final Thread reader;
-
-        Rank(final int index, final Process process)
-        {
-            this.index = index;
-            this.process = process;
-            reader = new Thread(this::read, "rank-" + index + "-output");
-            reader.setDaemon(true);
-            reader.start();
-        }
-
-        private void read()
-        {
-            try (BufferedReader in = new BufferedReader(
-                new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)))
-            {
-                for (String line = in.readLine(); null != line; line = in.readLine())
-                {
-                    lines.add(line);
-                    if (line.startsWith("env steps "))
-                    {
-                        progressed.countDown();
-                    }
-                }
-            }
-            catch (final IOException ignored)
-            {
-                // The process ended; what was read stays in lines.
-            }
-        }
-
-        int await(final long seconds) throws InterruptedException
-        {
-            if (!process.waitFor(seconds, TimeUnit.SECONDS))
-            {
-                process.destroyForcibly();
-                throw new AssertionError("rank " + index + " still running after " + seconds + " s:\n" + output());
-            }
-            reader.join(TimeUnit.SECONDS.toMillis(10));
-            return process.exitValue();
-        }
-
-        Matcher end()
-        {
-            synchronized (lines)
-            {
-                for (final String line : lines)
-                {
-                    final Matcher matcher = END.matcher(line);
-                    if (matcher.find())
-                    {
-                        return matcher;
-                    }
-                }
-            }
-            throw new AssertionError("rank " + index + " printed no end line:\n" + output());
-        }
-
-        String output()
-        {
-            synchronized (lines)
-            {
-                return String.join("\n", lines);
-            }
-        }
+        final Matcher matcher = END.matcher(rank.firstLine(line -> END.matcher(line).find()));
+        assertTrue(matcher.find());
+        return matcher;
     }
 }
