@@ -232,7 +232,8 @@ public final class DistGroup implements AutoCloseable
         {
             if (!work._wait(new Milliseconds(timeout.toMillis())))
             {
-                throw failure(operation, "not completed within " + timeout.toMillis() + " ms", null);
+                // Our own clock ran out: a hung peer, so nothing to ask the store (see failure).
+                throw new DistException(operation, info, "not completed within " + timeout.toMillis() + " ms", null);
             }
         }
         catch (final DistException ex)
@@ -261,11 +262,9 @@ public final class DistGroup implements AutoCloseable
             try
             {
                 ncclStore = new PrefixStore("nccl/", store);
-                final ProcessGroupNCCL.Options ncclOptions =
-                    new ProcessGroupNCCL.Options();
+                final ProcessGroupNCCL.Options ncclOptions = new ProcessGroupNCCL.Options();
                 ncclOptions.timeout(new Milliseconds(timeout.toMillis()));
-                nccl = new ProcessGroupNCCL(ncclStore, info.rank(), info.worldSize(),
-                    ncclOptions);
+                nccl = new ProcessGroupNCCL(ncclStore, info.rank(), info.worldSize(), ncclOptions);
             }
             catch (final UnsatisfiedLinkError | NoClassDefFoundError ex)
             {
@@ -310,7 +309,7 @@ public final class DistGroup implements AutoCloseable
     {
         String reported = null;
         final String lower = String.valueOf(detail).toLowerCase(Locale.ROOT);
-        if (lower.contains("timed out") || lower.contains("timeout") || lower.contains("not completed within"))
+        if (lower.contains("timed out") || lower.contains("timeout"))
         {
             return new DistException(operation, info, detail, cause);
         }
@@ -320,12 +319,7 @@ public final class DistGroup implements AutoCloseable
             {
                 try (ByteVector value = store.get(FAILURE_KEY))
                 {
-                    final byte[] bytes = new byte[(int)value.size()];
-                    for (int i = 0; i < bytes.length; i++)
-                    {
-                        bytes[i] = value.get(i);
-                    }
-                    reported = new String(bytes, StandardCharsets.UTF_8);
+                    reported = new String(value.get(), StandardCharsets.UTF_8);
                 }
             }
         }
