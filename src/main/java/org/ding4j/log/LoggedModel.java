@@ -279,7 +279,6 @@ public class LoggedModel
         private final Class<? extends Number> type;
         private double[] times = new double[4];
         private double[] values = new double[4];
-        private int mask = 3;
         private int head;
         private int size;
         private int prunedSinceSum;
@@ -310,7 +309,7 @@ public class LoggedModel
             {
                 grow();
             }
-            final int slot = (head + size) & mask;
+            final int slot = (head + size) & (times.length - 1);
             times[slot] = now;
             values[slot] = value;
             size++;
@@ -320,6 +319,7 @@ public class LoggedModel
         /** Drops records before the window but the last one of them. */
         void prune(final double windowStart)
         {
+            final int mask = times.length - 1;
             while (size >= 2 && times[(head + 1) & mask] < windowStart)
             {
                 account(values[head], -1);
@@ -357,12 +357,12 @@ public class LoggedModel
 
         double lastTime()
         {
-            return times[(head + size - 1) & mask];
+            return times[(head + size - 1) & (times.length - 1)];
         }
 
         double latest()
         {
-            return values[(head + size - 1) & mask];
+            return values[(head + size - 1) & (times.length - 1)];
         }
 
         double mean()
@@ -389,13 +389,13 @@ public class LoggedModel
         @Override
         public double value(final int i)
         {
-            return values[(head + i) & mask];
+            return values[(head + i) & (times.length - 1)];
         }
 
         @Override
         public double time(final int i)
         {
-            return times[(head + i) & mask];
+            return times[(head + i) & (times.length - 1)];
         }
 
         private void grow()
@@ -409,7 +409,6 @@ public class LoggedModel
             }
             times = newTimes;
             values = newValues;
-            mask = newTimes.length - 1;
             head = 0;
         }
     }
