@@ -507,14 +507,25 @@ public class BaseLearner implements AutoCloseable
         }
         if (stopSignalled)
         {
-            if (0 == rank)
-            {
-                info("stop signal: saved " + SaveCkptHook.write(this, INTERRUPT_CHECKPOINT) + " after "
-                    + lastIter.val() + " updates");
-            }
+            saveInterruptCheckpoint();
             return;
         }
         learnerDone = true;
+    }
+
+    /**
+     * What a training loop does once its ranks agreed to stop on a signal: rank 0 saves
+     * {@link #INTERRUPT_CHECKPOINT} (the policy state with the current counters) and logs it; other ranks do nothing.
+     *
+     * @throws IOException if the write fails (an older file of that name stays intact)
+     */
+    public void saveInterruptCheckpoint() throws IOException
+    {
+        if (0 == rank)
+        {
+            info("stop signal: saved " + SaveCkptHook.write(this, INTERRUPT_CHECKPOINT) + " after " + lastIter.val()
+                + " updates");
+        }
     }
 
     private void onSignal()

@@ -24,7 +24,6 @@ import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.hook.HookPosition;
-import org.ding4j.hook.SaveCkptHook;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.SignalStop;
 import org.ding4j.learner.StopVote;
@@ -430,11 +429,7 @@ public final class DqnPipeline
                     {
                         interrupted = true;
                         learner.collectorEnvstep(collector.envsteps());
-                        if (0 == dist.rank())
-                        {
-                            learner.info("stop signal: saved " + SaveCkptHook.write(learner,
-                                BaseLearner.INTERRUPT_CHECKPOINT) + " after " + learner.trainIter() + " updates");
-                        }
+                        learner.saveInterruptCheckpoint();
                         break;
                     }
                     if (evalDue(learner.trainIter())
