@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -24,12 +23,12 @@ import org.bytedeco.pytorch.MemoryFormatOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.testing.PythonModule;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.StateDictReport;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -55,18 +54,8 @@ class PyTorchInteropTest
     @BeforeAll
     static void requirePyTorch() throws Exception
     {
-        final boolean available = Files.isExecutable(Path.of(PYTHON))
-            && 0 == new ProcessBuilder(PYTHON, "-c", "import torch").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
-        if (!available)
-        {
-            if (null != System.getenv("DING4J_REQUIRE_PYTORCH"))
-            {
-                fail("DING4J_REQUIRE_PYTORCH is set but " + PYTHON + " cannot import torch");
-            }
-            Assumptions.abort("PyTorch interop skipped: " + PYTHON + " cannot import torch "
-                + "(apt-get install python3-torch to run it)");
-        }
+        PythonModule.require(PYTHON, "torch", "DING4J_REQUIRE_PYTORCH", "PyTorch interop",
+            "apt-get install python3-torch");
     }
 
     @Test

@@ -2,9 +2,7 @@ package org.ding4j.log;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
@@ -13,7 +11,7 @@ import java.util.concurrent.TimeUnit;
 import com.fasterxml.jackson.core.json.JsonReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import org.junit.jupiter.api.Assumptions;
+import org.ding4j.testing.PythonModule;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -37,25 +35,8 @@ class TensorBoardInteropTest
     @BeforeAll
     static void requireTensorBoard() throws Exception
     {
-        boolean available;
-        try
-        {
-            available = 0 == new ProcessBuilder(PYTHON, "-c", "import tensorboard").redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor();
-        }
-        catch (final IOException ex)
-        {
-            available = false;
-        }
-        if (!available)
-        {
-            if (null != System.getenv("DING4J_REQUIRE_TENSORBOARD"))
-            {
-                fail("DING4J_REQUIRE_TENSORBOARD is set but " + PYTHON + " cannot import tensorboard");
-            }
-            Assumptions.abort("TensorBoard interop skipped: " + PYTHON + " cannot import tensorboard "
-                + "(pip install tensorboard to run it)");
-        }
+        PythonModule.require(PYTHON, "tensorboard", "DING4J_REQUIRE_TENSORBOARD", "TensorBoard interop",
+            "pip install tensorboard");
     }
 
     @Test
