@@ -19,7 +19,8 @@ import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
  * DI-engine's {@code AsyncDataLoader}: fetches batches from a {@link DataSource} ahead of the learner into a
  * bounded queue of {@code 2 x max(1, workers)} batches. With more than one worker a batch is split into
  * {@code batch_size / chunk_size} chunks fetched in parallel and joined by a {@link Collate}; batches come out in
- * the order they were started.
+ * the order they were started. A {@link DeviceTransfer} moves each batch to the policy's device on the producer thread,
+ * ahead of use.
  * <p>
  * Threads: one producer thread (plus a pool of {@code workers} threads when workers > 1) fills an Agrona
  * one-to-one queue; one consumer (the learner's training thread) calls {@link #next()}, which waits with a backoff
@@ -36,6 +37,7 @@ public final class AsyncDataLoader<T> implements AutoCloseable
 
     private final DataSource<T> source;
     private final Collate<T> collate;
+    private final DeviceTransfer<T> toDevice;
     private final int batchSize;
     private final int chunkSize;
     private final int workers;
@@ -53,14 +55,15 @@ public final class AsyncDataLoader<T> implements AutoCloseable
      *
      * @param source     where batches come from
      * @param batchSize  samples per batch, > 0
-     * @param device     the policy's device; "cpu" (CUDA copies ahead of use are not available in this build)
+     * @param toDevice   moves each whole batch to the policy's device on the producer thread; null for none (see
+     *                   {@link DeviceTransfer#forDevice(String)})
      * @param chunkSize  samples per chunk, > 0, dividing batchSize when workers > 1
      * @param numWorkers >= 0; 0 and 1 fetch whole batches on the producer thread
      * @param collate    joins chunks; may be null when chunks are lists, or when no batch is split
      * @throws IllegalArgumentException naming the bad setting
      */
     public AsyncDataLoader(
-        final DataSource<T> source, final int batchSize, final String device, final int chunkSize,
+        final DataSource<T> source, final int batchSize, final DeviceTransfer<T> toDevice, final int chunkSize,
         final int numWorkers, final Collate<T> collate)
     {
         this.source = Objects.requireNonNull(source, "source");
@@ -82,15 +85,11 @@ public final class AsyncDataLoader<T> implements AutoCloseable
             throw new IllegalArgumentException("dataloader.chunk_size: " + chunkSize + " must divide batch_size="
                 + batchSize);
         }
-        if (null != device && !"cpu".equals(device))
-        {
-            throw new IllegalArgumentException("device: " + device + " is not supported by this build's data "
-                + "loader (CPU batches only)");
-        }
         this.batchSize = batchSize;
         this.chunkSize = chunkSize;
         this.workers = numWorkers;
         this.collate = null != collate ? collate : listCollate();
+        this.toDevice = null != toDevice ? toDevice : DeviceTransfer.none();
         this.capacity = 2 * Math.max(1, numWorkers);
         this.queue = new OneToOneConcurrentArrayQueue<>(capacity);
         final int id = INSTANCES.incrementAndGet();
@@ -209,11 +208,16 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         }
     }
 
-    private void publish(final T batch, final IdleStrategy idle) throws InterruptedException
+    private void publish(final T fetched, final IdleStrategy idle) throws Exception
     {
-        if (null == batch)
+        if (null == fetched)
         {
             throw new IllegalStateException("data source returned null");
+        }
+        final T batch = toDevice.apply(fetched);
+        if (null == batch)
+        {
+            throw new IllegalStateException("device transfer returned null");
         }
         idle.reset();
         while (!closed)

@@ -17,6 +17,7 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.data.AsyncDataLoader;
+import org.ding4j.data.DeviceTransfer;
 import org.ding4j.data.DataSource;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.hook.HookPosition;
@@ -96,6 +97,7 @@ public class BaseLearner implements AutoCloseable
     private CheckpointIO checkpointIO = new TorchCheckpointIO();
     private LogReducer logReducer;
     private DataSource<?> dataSource;
+    private DeviceTransfer<?> deviceTransfer;
     private AsyncDataLoader<?> dataloader;
     private volatile long collectorEnvstep;
     private String ckptName;
@@ -557,9 +559,12 @@ public class BaseLearner implements AutoCloseable
 
     /**
      * Builds the async data loader from the policy's {@code batch_size} and {@code device} attributes and
-     * {@code dataloader.chunk_size} (default: the batch size) and {@code dataloader.num_workers}.
+     * {@code dataloader.chunk_size} (default: the batch size) and {@code dataloader.num_workers}. Batches reach the
+     * device through the transfer given with the data source, or else {@link DeviceTransfer#forDevice(String)} of
+     * the policy's device.
      *
-     * @throws IllegalStateException if no policy or no data source is set
+     * @throws IllegalStateException    if no policy or no data source is set
+     * @throws IllegalArgumentException if the policy's device is not one libtorch can use here
      */
     public void setupDataloader()
     {
@@ -571,8 +576,17 @@ public class BaseLearner implements AutoCloseable
         final Config loaderCfg = cfg.child("dataloader");
         final Object chunk = loaderCfg.get("chunk_size");
         final int chunkSize = null == chunk ? batchSize : loaderCfg.getInt("chunk_size");
-        dataloader = new AsyncDataLoader<>(dataSource, batchSize, String.valueOf(policy.attribute("device")),
-            chunkSize, loaderCfg.getInt("num_workers"), null);
+        dataloader = loader(dataSource, null != deviceTransfer ? deviceTransfer
+            : DeviceTransfer.forDevice(String.valueOf(policy.attribute("device"))), batchSize, chunkSize,
+            loaderCfg.getInt("num_workers"));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static <T> AsyncDataLoader<T> loader(final DataSource<T> source, final DeviceTransfer<?> toDevice,
+        final int batchSize, final int chunkSize, final int workers)
+    {
+        // dataSource(source, toDevice) pairs the two types; forDevice is generic over any batch type.
+        return new AsyncDataLoader<>(source, batchSize, (DeviceTransfer<T>)toDevice, chunkSize, workers, null);
     }
 
     /**
@@ -583,6 +597,21 @@ public class BaseLearner implements AutoCloseable
     public void dataSource(final DataSource<?> source)
     {
         this.dataSource = Objects.requireNonNull(source, "source");
+        this.deviceTransfer = null;
+    }
+
+    /**
+     * The data source with its own device transfer, for batch types that {@link DeviceTransfer#forDevice(String)}
+     * cannot walk (e.g. a preallocated batch object whose tensors the transfer refills on the device).
+     *
+     * @param <T>      the batch type
+     * @param source   the source
+     * @param toDevice moves each batch to the policy's device, on the loader's thread
+     */
+    public <T> void dataSource(final DataSource<T> source, final DeviceTransfer<T> toDevice)
+    {
+        this.dataSource = Objects.requireNonNull(source, "source");
+        this.deviceTransfer = Objects.requireNonNull(toDevice, "toDevice");
     }
 
     /**

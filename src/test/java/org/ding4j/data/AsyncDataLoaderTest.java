@@ -9,11 +9,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.torch.Threads;
 
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +32,7 @@ class AsyncDataLoaderTest
     {
         final AtomicLong counter = new AtomicLong();
         try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(
-            size -> List.of(counter.getAndIncrement()), 4, "cpu", 4, 0, null))
+            size -> List.of(counter.getAndIncrement()), 4, null, 4, 0, null))
         {
             assertEquals(2, loader.capacity());
             for (long i = 0; i < 50; i++)
@@ -50,7 +58,7 @@ class AsyncDataLoaderTest
                 chunk.add(id);
             }
             return chunk;
-        }, 8, "cpu", 2, 3, null))
+        }, 8, null, 2, 3, null))
         {
             assertEquals(6, loader.capacity());
             long previousFirst = -1;
@@ -81,7 +89,7 @@ class AsyncDataLoaderTest
             sourceEntered.countDown();
             never.await();
             return List.of();
-        }, 4, "cpu", 2, 2, null);
+        }, 4, null, 2, 2, null);
         final CompletableFuture<List<Long>> waiting = CompletableFuture.supplyAsync(loader::next);
         assertTrue(sourceEntered.await(10, TimeUnit.SECONDS));
         loader.close();
@@ -96,7 +104,7 @@ class AsyncDataLoaderTest
         final IllegalStateException boom = new IllegalStateException("disk gone");
         try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
             throw boom;
-        }, 4, "cpu", 2, 2, null))
+        }, 4, null, 2, 2, null))
         {
             final DataLoaderException ex = assertThrows(DataLoaderException.class, loader::next);
             assertSame(boom, ex.getCause());
@@ -106,17 +114,69 @@ class AsyncDataLoaderTest
     @Test
     void shouldRejectBadSettings()
     {
-        assertMessage("dataloader.num_workers: expected a non-negative integer, got -1", 4, 4, -1, "cpu");
-        assertMessage("dataloader.chunk_size: 3 must divide batch_size=8", 8, 3, 2, "cpu");
-        assertMessage("batch_size: expected a positive integer, got 0", 0, 1, 0, "cpu");
-        assertMessage("device: cuda:0 is not supported", 4, 4, 0, "cuda:0");
+        assertMessage("dataloader.num_workers: expected a non-negative integer, got -1", 4, 4, -1);
+        assertMessage("dataloader.chunk_size: 3 must divide batch_size=8", 8, 3, 2);
+        assertMessage("batch_size: expected a positive integer, got 0", 0, 1, 0);
     }
 
-    private static void assertMessage(final String expected, final int batch, final int chunk, final int workers,
-        final String device)
+    private static void assertMessage(final String expected, final int batch, final int chunk, final int workers)
     {
         final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
-            () -> new AsyncDataLoader<List<Long>>(size -> List.of(), batch, device, chunk, workers, null).close());
+            () -> new AsyncDataLoader<List<Long>>(size -> List.of(), batch, null, chunk, workers, null).close());
         assertTrue(ex.getMessage().startsWith(expected), ex.getMessage());
+    }
+
+    @Test
+    void shouldMoveEveryTensorOfABatchToTheDeviceOnTheLoaderThreadInOrder() throws Exception
+    {
+        // libtorch's meta device exists in every build, so the real copy path runs here without a GPU.
+        Threads.configure();
+        final DeviceTransfer<Map<String, Object>> meta = DeviceTransfer.forDevice("meta");
+        final List<Tensor> fetched = new CopyOnWriteArrayList<>();
+        final Set<String> transferThreads = ConcurrentHashMap.newKeySet();
+        final AtomicLong counter = new AtomicLong();
+        try (AsyncDataLoader<Map<String, Object>> loader = new AsyncDataLoader<>(size -> {
+            final Tensor obs = torch.ones(size, 3);
+            final Tensor reward = torch.zeros(size);
+            fetched.add(obs);
+            fetched.add(reward);
+            return Map.of("obs", obs, "rest", List.of(reward, "tag"), "id", counter.getAndIncrement());
+        }, 4, batch -> {
+            transferThreads.add(Thread.currentThread().getName());
+            return meta.apply(batch);
+        }, 4, 0, null))
+        {
+            for (long i = 0; i < 5; i++)
+            {
+                final Map<String, Object> batch = loader.next();
+                assertEquals(i, batch.get("id"));
+                final Tensor obs = (Tensor)batch.get("obs");
+                assertTrue(obs.device().is_meta(), obs.device().str().getString());
+                assertEquals(List.of(4L, 3L), List.of(obs.size(0), obs.size(1)));
+                final List<?> rest = (List<?>)batch.get("rest");
+                assertTrue(((Tensor)rest.get(0)).device().is_meta());
+                assertEquals("tag", rest.get(1));
+            }
+        }
+        assertEquals(Set.of(), transferThreads.stream().filter(name -> !name.startsWith("ding4j-loader-"))
+            .collect(Collectors.toSet()), "transfers ran off the loader thread");
+        for (int i = 0; i < 10; i++)
+        {
+            // The five batches taken were copied, and their host tensors released at once.
+            assertTrue(fetched.get(i).isNull(), "host tensor " + i + " kept after its copy");
+        }
+    }
+
+    @Test
+    void shouldRejectDevicesLibtorchCannotUseHere()
+    {
+        Threads.configure();
+        final IllegalArgumentException unknown = assertThrows(IllegalArgumentException.class,
+            () -> DeviceTransfer.forDevice("gpu0"));
+        assertTrue(unknown.getMessage().startsWith("device: gpu0 is not a libtorch device"), unknown.getMessage());
+        final IllegalArgumentException cuda = assertThrows(IllegalArgumentException.class,
+            () -> DeviceTransfer.forDevice("cuda:0"));
+        assertEquals("device: cuda:0 needs CUDA, and libtorch sees none here (build with -Pgpu on a machine with a "
+            + "GPU, or use cpu)", cuda.getMessage());
     }
 }

@@ -13,11 +13,14 @@ class CountingPolicy implements Policy
     long updates;
     int updatesPerCall = 1;
     boolean withPriority;
+    String device = "cpu";
+    final List<Object> trained = new ArrayList<>();
     final List<Map<String, Object>> loaded = new ArrayList<>();
 
     @Override
     public Object forward(final Object data, final Map<String, Object> kwargs)
     {
+        trained.add(data);
         final List<Map<String, Object>> out = new ArrayList<>();
         for (int i = 0; i < updatesPerCall; i++)
         {
@@ -48,7 +51,7 @@ class CountingPolicy implements Policy
         return switch (name)
         {
             case "batch_size" -> 4;
-            case "device" -> "cpu";
+            case "device" -> device;
             default -> Policy.super.attribute(name);
         };
     }

@@ -19,6 +19,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
@@ -69,6 +71,40 @@ class StartTest
             assertTrue((Boolean)learner.learnInfo().toMap().get("learner_done"));
             assertEquals(List.of(true, true, true, true, true, true, true), dataTimeSeen);
             assertTrue(Files.exists(dir.resolve("ckpt/iteration_7.pth.tar")), "the after-run save");
+        }
+    }
+
+    @Test
+    void shouldTrainOnBatchesMovedToThePolicysDeviceOrThroughTheSourcesOwnTransfer()
+    {
+        // libtorch's meta device exists in every build: the loader's copy path runs for real without a GPU.
+        final CountingPolicy policy = new CountingPolicy();
+        policy.device = "meta";
+        try (BaseLearner learner = learner(policy, "train_iterations=3"))
+        {
+            learner.dataSource(size -> List.of(torch.ones(size, 2)));
+            learner.setupDataloader();
+            learner.start();
+            assertEquals(3, policy.trained.size());
+            for (final Object batch : policy.trained)
+            {
+                assertTrue(((Tensor)((List<?>)batch).get(0)).device().is_meta(), "trained on a host batch");
+            }
+        }
+        policy.trained.clear();
+        try (BaseLearner learner = learner(policy, "train_iterations=3"))
+        {
+            learner.dataSource(size -> "host", batch -> batch + " on " + policy.device);
+            learner.setupDataloader();
+            learner.start();
+            assertEquals(List.of("host on meta", "host on meta", "host on meta"), policy.trained);
+        }
+        policy.device = "cuda:0";
+        try (BaseLearner learner = learner(policy))
+        {
+            learner.dataSource(size -> List.of());
+            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, learner::setupDataloader);
+            assertTrue(ex.getMessage().startsWith("device: cuda:0 needs CUDA"), ex.getMessage());
         }
     }
 
