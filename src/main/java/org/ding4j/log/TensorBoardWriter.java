@@ -8,6 +8,7 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -144,13 +145,20 @@ public final class TensorBoardWriter implements SummaryWriter
     @Override
     public void addHistogram(final String tag, final double[] values, final long step)
     {
-        final int index = claim(HISTOGRAM, tag, step, values.length);
+        addHistogram(tag, values, values.length, step);
+    }
+
+    @Override
+    public void addHistogram(final String tag, final double[] values, final int length, final long step)
+    {
+        Objects.checkFromIndexSize(0, length, values.length);
+        final int index = claim(HISTOGRAM, tag, step, length);
         if (index > 0)
         {
             final AtomicBuffer buffer = ring.buffer();
-            buffer.putLong(index + VALUE_OFFSET, values.length);
+            buffer.putLong(index + VALUE_OFFSET, length);
             final int base = index + TAG_OFFSET + tag.length();
-            for (int i = 0; i < values.length; i++)
+            for (int i = 0; i < length; i++)
             {
                 buffer.putDouble(base + i * Double.BYTES, values[i]);
             }
@@ -282,7 +290,10 @@ public final class TensorBoardWriter implements SummaryWriter
         private final CRC32C crc = new CRC32C();
         private final ByteBuffer header = ByteBuffer.allocate(TfRecordDescriptor.HEADER_LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN);
-        private byte[] event = new byte[1024];
+        // One CodedOutputStream for the writer's life, encoding into a reused array: protobuf's array-backed
+        // instances cannot be reset, and one per event was the writer thread's only garbage.
+        private final EventBytes event = new EventBytes();
+        private final CodedOutputStream coded = CodedOutputStream.newInstance(event, 4096);
         private byte[] tag = new byte[256];
         private final HistogramProto histogram = new HistogramProto();
         private boolean flushPending;
@@ -295,10 +306,11 @@ public final class TensorBoardWriter implements SummaryWriter
 
         void writeFileVersion() throws IOException
         {
-            final CodedOutputStream coded = CodedOutputStream.newInstance(event);
+            event.size = 0;
             coded.writeDouble(1, System.currentTimeMillis() / 1000.0);
             coded.writeString(3, "brain.Event:2");
-            frame(coded.getTotalBytesWritten());
+            coded.flush();
+            frame(event.size);
         }
 
         @Override
@@ -343,12 +355,7 @@ public final class TensorBoardWriter implements SummaryWriter
                 valueSize = tagFieldSize + lengthDelimitedSize(5, histogram.size());
             }
             final int summarySize = lengthDelimitedSize(1, valueSize);
-            final int needed = 32 + lengthDelimitedSize(5, summarySize);
-            if (event.length < needed)
-            {
-                event = new byte[needed * 2];
-            }
-            final CodedOutputStream coded = CodedOutputStream.newInstance(event);
+            event.size = 0;
             coded.writeDouble(1, wallTime);
             coded.writeInt64(2, step);
             startLengthDelimited(coded, 5, summarySize);
@@ -363,7 +370,8 @@ public final class TensorBoardWriter implements SummaryWriter
                 startLengthDelimited(coded, 5, histogram.size());
                 histogram.write(coded);
             }
-            frame(coded.getTotalBytesWritten());
+            coded.flush();
+            frame(event.size);
         }
 
         private static int lengthDelimitedSize(final int field, final int size)
@@ -385,8 +393,8 @@ public final class TensorBoardWriter implements SummaryWriter
             final byte[] lengthBytes = header.array();
             header.putInt(TfRecordDescriptor.maskedCrc(crc, lengthBytes, 0, Long.BYTES));
             out.write(lengthBytes, 0, TfRecordDescriptor.HEADER_LENGTH);
-            out.write(event, 0, length);
-            final int dataCrc = TfRecordDescriptor.maskedCrc(crc, event, 0, length);
+            out.write(event.bytes, 0, length);
+            final int dataCrc = TfRecordDescriptor.maskedCrc(crc, event.bytes, 0, length);
             out.write(dataCrc & 0xff);
             out.write((dataCrc >>> 8) & 0xff);
             out.write((dataCrc >>> 16) & 0xff);
@@ -398,6 +406,36 @@ public final class TensorBoardWriter implements SummaryWriter
         {
             out.flush();
             out.close();
+        }
+    }
+
+    /** The bytes of the event being encoded; grows to the largest event, then is reused. */
+    private static final class EventBytes extends OutputStream
+    {
+        private byte[] bytes = new byte[1024];
+        private int size;
+
+        @Override
+        public void write(final int b)
+        {
+            ensure(1);
+            bytes[size++] = (byte)b;
+        }
+
+        @Override
+        public void write(final byte[] b, final int off, final int len)
+        {
+            ensure(len);
+            System.arraycopy(b, off, bytes, size, len);
+            size += len;
+        }
+
+        private void ensure(final int more)
+        {
+            if (size + more > bytes.length)
+            {
+                bytes = Arrays.copyOf(bytes, Math.max(2 * bytes.length, size + more));
+            }
         }
     }
 }
