@@ -1,7 +1,7 @@
 package org.ding4j.hook;
 
 import java.util.Arrays;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.Map;
 
 import org.HdrHistogram.Histogram;
@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Takes {@code log_show}'s periodic report off the training thread: the hook copies the iteration's averages and
  * histograms into a preallocated {@link Report} slot (no allocation once slots have grown to size) and a daemon
- * thread formats the table, logs it and writes the summaries. Slots cycle through two Agrona one-to-one queues
+ * thread formats the table, logs it and writes the summaries, also without allocating once it has seen every
+ * variable name. Slots cycle through two Agrona one-to-one queues
  * (free and ready); when none is free the report is dropped and counted rather than blocking training.
  * {@link #close()} writes every report already handed over, then stops the thread.
  */
@@ -83,7 +84,8 @@ final class LogReporter implements AutoCloseable
         {
             free.offer(new Report());
         }
-        thread = new Thread(this::run, "ding4j-log-" + name);
+        final ReportWriter writer = new ReportWriter(name);
+        thread = new Thread(() -> run(writer), "ding4j-log-" + name);
         thread.setDaemon(true);
         thread.start();
     }
@@ -113,7 +115,7 @@ final class LogReporter implements AutoCloseable
         ready.offer(report);
     }
 
-    private void run()
+    private void run(final ReportWriter writer)
     {
         final IdleStrategy idle = new BackoffIdleStrategy(10, 10, 100_000, 10_000_000);
         while (true)
@@ -121,7 +123,7 @@ final class LogReporter implements AutoCloseable
             final Report report = ready.poll();
             if (null != report)
             {
-                write(report);
+                writer.write(report);
                 report.learner = null;
                 free.offer(report);
                 idle.reset();
@@ -137,44 +139,128 @@ final class LogReporter implements AutoCloseable
         }
     }
 
-    private static void write(final Report report)
+    /**
+     * The reporter thread's reusable state: a column (table label and both TensorBoard tags) per variable name, built
+     * the first time the name is seen, and the text and table buffers, so that a report allocates nothing once every
+     * name has been seen (SLF4J's own copy of the text excepted, made only when its INFO level is on).
+     */
+    private static final class ReportWriter
     {
-        final BaseLearner learner = report.learner;
-        final Map<String, Double> vars = new LinkedHashMap<>();
-        for (int i = 0; i < report.count; i++)
+        private final String instance;
+        private final Map<String, Column> columns = new HashMap<>();
+        private final Map<String, String> histogramTags = new HashMap<>();
+        private final Column[] trainPercentiles;
+        private final Column[] dataPercentiles;
+        private final TextTable table = new TextTable();
+        private final StringBuilder text = new StringBuilder(2048);
+        private Column[] shown = new Column[16];
+        private String[] labels = new String[16];
+        private double[] values = new double[16];
+        private int count;
+
+        ReportWriter(final String instance)
         {
-            vars.put(report.names[i] + "_avg", report.averages[i]);
+            this.instance = instance;
+            this.trainPercentiles = percentileColumns("train_time");
+            this.dataPercentiles = percentileColumns("data_time");
         }
-        final LearnerLatency latency = learner.latency();
-        latency.takeInterval();
-        percentiles(vars, "train_time", latency.trainInterval());
-        percentiles(vars, "data_time", latency.dataInterval());
-        learner.info("=== Training Iteration " + report.iteration + " Result ===");
-        learner.info("\n" + TextTable.horizontal(vars));
-        final SummaryWriter tb = learner.tbLogger();
-        if (null != tb)
+
+        private Column[] percentileColumns(final String var)
         {
-            final String instance = learner.instanceName();
-            vars.forEach((k, v) -> {
-                tb.addScalar(instance + "_iter/" + k, v, report.iteration);
-                tb.addScalar(instance + "_step/" + k, v, report.envstep);
-            });
-            for (int i = 0; i < report.histogramCount; i++)
+            return new Column[] {
+                new Column(var + "_p50_ms", instance), new Column(var + "_p99_ms", instance),
+                new Column(var + "_max_ms", instance)};
+        }
+
+        void write(final Report report)
+        {
+            final BaseLearner learner = report.learner;
+            count = 0;
+            for (int i = 0; i < report.count; i++)
             {
-                tb.addHistogram(instance + "/" + report.histogramNames[i],
-                    Arrays.copyOf(report.histograms[i], report.histogramLengths[i]), report.iteration);
+                Column column = columns.get(report.names[i]);
+                if (null == column)
+                {
+                    column = new Column(report.names[i] + "_avg", instance);
+                    columns.put(report.names[i], column);
+                }
+                add(column, report.averages[i]);
             }
+            final LearnerLatency latency = learner.latency();
+            latency.takeInterval();
+            percentiles(trainPercentiles, latency.trainInterval());
+            percentiles(dataPercentiles, latency.dataInterval());
+            text.setLength(0);
+            text.append("=== Training Iteration ").append(report.iteration).append(" Result ===");
+            learner.info(text);
+            text.setLength(0);
+            text.append('\n');
+            table.append(text, labels, values, count);
+            learner.info(text);
+            final SummaryWriter tb = learner.tbLogger();
+            if (null != tb)
+            {
+                for (int i = 0; i < count; i++)
+                {
+                    tb.addScalar(shown[i].iterTag, values[i], report.iteration);
+                    tb.addScalar(shown[i].stepTag, values[i], report.envstep);
+                }
+                for (int i = 0; i < report.histogramCount; i++)
+                {
+                    tb.addHistogram(histogramTag(report.histogramNames[i]), report.histograms[i],
+                        report.histogramLengths[i], report.iteration);
+                }
+            }
+        }
+
+        private String histogramTag(final String name)
+        {
+            String tag = histogramTags.get(name);
+            if (null == tag)
+            {
+                tag = instance + "/" + name;
+                histogramTags.put(name, tag);
+            }
+            return tag;
+        }
+
+        /** Adds p50/p99/max of one interval in milliseconds, as {@code {var}_p50_ms} etc., when it has samples. */
+        private void percentiles(final Column[] columns, final Histogram interval)
+        {
+            if (interval.getTotalCount() > 0)
+            {
+                add(columns[0], interval.getValueAtPercentile(50) / 1e6);
+                add(columns[1], interval.getValueAtPercentile(99) / 1e6);
+                add(columns[2], interval.getMaxValue() / 1e6);
+            }
+        }
+
+        private void add(final Column column, final double value)
+        {
+            if (count == shown.length)
+            {
+                shown = Arrays.copyOf(shown, 2 * count);
+                labels = Arrays.copyOf(labels, 2 * count);
+                values = Arrays.copyOf(values, 2 * count);
+            }
+            shown[count] = column;
+            labels[count] = column.label;
+            values[count++] = value;
         }
     }
 
-    /** Adds p50/p99/max of one interval in milliseconds, as {@code {var}_p50_ms} etc., when it has samples. */
-    private static void percentiles(final Map<String, Double> vars, final String var, final Histogram interval)
+    /** One table column and its two TensorBoard tags, {@code {instance}_iter/{label}} and {@code _step/}. */
+    private static final class Column
     {
-        if (interval.getTotalCount() > 0)
+        final String label;
+        final String iterTag;
+        final String stepTag;
+
+        Column(final String label, final String instance)
         {
-            vars.put(var + "_p50_ms", interval.getValueAtPercentile(50) / 1e6);
-            vars.put(var + "_p99_ms", interval.getValueAtPercentile(99) / 1e6);
-            vars.put(var + "_max_ms", interval.getMaxValue() / 1e6);
+            this.label = label;
+            this.iterTag = instance + "_iter/" + label;
+            this.stepTag = instance + "_step/" + label;
         }
     }
 

@@ -150,7 +150,7 @@ public class BaseLearner implements AutoCloseable
         }
         // Ranks share the experiment folder: each writes its own text log (rank 0 keeps DI-engine's name).
         this.logFile = new TextLogFile(Path.of(expName, "log", instanceName,
-            instanceName + (0 == rank ? "" : "_rank" + rank) + "_logger.txt"), instanceName);
+            instanceName + (0 == rank ? "" : "_rank" + rank) + "_logger.txt"), instanceName, "[RANK" + rank + "]: ");
         // Last: the config is valid by now, so no writer thread is left behind by a failed construction.
         this.tbLogger = isMonitoring() ? (null != tbLogger ? tbLogger : defaultTensorBoard()) : null;
         if (null != policy)
@@ -429,7 +429,7 @@ public class BaseLearner implements AutoCloseable
         {
             failure = t;
             logger.error("[RANK{}]: training failed at iteration {}", rank, lastIter.val(), t);
-            logFile.write("ERROR", "[RANK" + rank + "]: training failed at iteration " + lastIter.val() + ": " + t);
+            logFile.write("ERROR", "training failed at iteration " + lastIter.val() + ": " + t);
             saveQuietly(EXCEPTION_CHECKPOINT, t);
             if (null != stopVote)
             {
@@ -731,14 +731,18 @@ public class BaseLearner implements AutoCloseable
     }
 
     /**
-     * Logs at INFO as {@code [RANK{r}]: s} through SLF4J and into {@link #logFile()}.
+     * Logs at INFO as {@code [RANK{r}]: s} through SLF4J and into {@link #logFile()}. The log file's copy allocates
+     * nothing, so a caller may pass a reused builder; SLF4J gets its own copy only when its INFO level is on.
      *
-     * @param s the message
+     * @param s the message (read before this returns)
      */
-    public void info(final String s)
+    public void info(final CharSequence s)
     {
-        logger.info("[RANK{}]: {}", rank, s);
-        logFile.write("INFO", "[RANK" + rank + "]: " + s);
+        if (logger.isInfoEnabled())
+        {
+            logger.info("[RANK{}]: {}", rank, s.toString());
+        }
+        logFile.write("INFO", s);
     }
 
     /**
@@ -751,7 +755,7 @@ public class BaseLearner implements AutoCloseable
         if (logger.isDebugEnabled())
         {
             logger.debug("[RANK{}]: {}", rank, s);
-            logFile.write("DEBUG", "[RANK" + rank + "]: " + s);
+            logFile.write("DEBUG", s);
         }
     }
 
