@@ -85,20 +85,20 @@ class LogShowAllocationTest
                 learner.train(batch);
             }
             issued++;
-            while (issued - probe.reports.get() > 4)
-            {
-                if (System.nanoTime() > deadline)
-                {
-                    throw new AssertionError("the reporter wrote " + probe.reports.get() + " of " + issued);
-                }
-                Thread.onSpinWait();
-            }
+            awaitWritten(probe, issued - 4, issued, deadline);
         }
-        while (probe.reports.get() < reports)
+        awaitWritten(probe, reports, reports, deadline);
+    }
+
+    /** Spins until the reporter has written {@code target} reports; past the deadline, fails naming the count. */
+    private static void awaitWritten(final ReporterProbe probe, final long target, final long issued,
+        final long deadline)
+    {
+        while (probe.reports.get() < target)
         {
             if (System.nanoTime() > deadline)
             {
-                throw new AssertionError("the reporter wrote " + probe.reports.get() + " of " + reports);
+                throw new AssertionError("the reporter wrote " + probe.reports.get() + " of " + issued);
             }
             Thread.onSpinWait();
         }
