@@ -11,7 +11,7 @@ import java.util.concurrent.Callable;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.pipeline.DqnPipeline;
+import org.ding4j.example.cartpole.DqnPipeline;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;

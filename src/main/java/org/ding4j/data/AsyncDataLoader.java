@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
+import org.ding4j.internal.JvmFlags;
 
 /**
  * DI-engine's {@code AsyncDataLoader}: fetches batches from a {@link DataSource} ahead of the learner into a
@@ -66,6 +67,7 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         final DataSource<T> source, final int batchSize, final DeviceTransfer<T> toDevice, final int chunkSize,
         final int numWorkers, final Collate<T> collate)
     {
+        JvmFlags.requireAgronaAccess();
         this.source = Objects.requireNonNull(source, "source");
         if (batchSize <= 0)
         {

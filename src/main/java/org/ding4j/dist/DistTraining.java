@@ -5,21 +5,23 @@ import java.time.Duration;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.learner.BaseLearner;
-import org.ding4j.learner.StopVote;
+import org.ding4j.hook.LogReducer;
 import org.ding4j.torch.FusedOptimizer;
+import org.ding4j.torch.NativeOwner;
 
 /**
- * A learner made data-parallel in one call: joins (or takes) a {@link DistGroup}, broadcasts rank 0's parameters,
- * averages gradients before every step ({@link GradientSync}), reduces the log values of every iteration
- * ({@link GroupLogReducer}) and makes {@code start()} stop all ranks at the same iteration ({@link StopVote} over
- * one all-reduce of a 2-float tensor per update: SIGTERM on one rank stops all, rank 0 writes the interrupt
- * checkpoint). Per update this costs one all-reduce per flat gradient buffer, one for the log values and, in
- * {@code start()}, one for the vote; all issued in the same order on every rank.
+ * What makes a learner data-parallel, in one object: joins (or takes) a {@link DistGroup}, broadcasts rank 0's
+ * parameters, averages gradients before every step ({@link GradientSync}), reduces the log values of every
+ * iteration ({@link GroupLogReducer}) and, handed to {@code learner.distributed(...)}, makes the learner's
+ * {@code run()} stop all ranks before the same update ({@link StopVote} over one all-reduce of a 2-float tensor per
+ * update: SIGTERM on one rank stops all, rank 0 writes the interrupt checkpoint). Per update this costs one
+ * all-reduce per flat gradient buffer, one for the log values and one for the vote; all issued in the same order on
+ * every rank.
  * <p>
  * A failing rank closes its group on {@link #close()}, so its peers fail at their next collective (or within the
  * timeout if it hangs) with a {@link DistException} naming the collective; rank 0 then writes the exception
- * checkpoint from {@code start()}.
+ * checkpoint from the learner's {@code run()}. Its native objects have one owner each (a caller's scope does not
+ * free them).
  */
 public final class DistTraining implements StopVote, AutoCloseable
 {
@@ -27,37 +29,34 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final boolean ownsGroup;
     private final GradientSync sync;
     private final GroupLogReducer reducer;
-    private final Tensor vote = torch.zeros(2);
+    private final NativeOwner natives = new NativeOwner("DistTraining");
+    private final Tensor vote = natives.own(torch.zeros(2));
     private final FloatPointer voteData = new FloatPointer(vote.data_ptr());
     private final float[] voteStage = new float[2];
 
-    private DistTraining(final DistGroup group, final boolean ownsGroup, final BaseLearner learner,
-        final FusedOptimizer<?> optimizer)
+    private DistTraining(final DistGroup group, final boolean ownsGroup, final FusedOptimizer<?> optimizer)
     {
         this.group = group;
         this.ownsGroup = ownsGroup;
         this.sync = GradientSync.attach(group, optimizer);
         this.reducer = new GroupLogReducer(group);
-        learner.logReducer(reducer);
-        learner.stopVote(this);
     }
 
     /**
-     * Joins the group of {@code info} and wires the learner and optimizer to it.
+     * Joins the group of {@code info} and attaches the optimizer to it (rank 0's parameters are broadcast now);
+     * hand the result to the learner ({@code learner.distributed(training)}) for the log reduce and the stop vote.
      *
      * @param info      this rank's place (from the environment: {@link DistInfo#fromEnvironment})
      * @param timeout   rendezvous and collective timeout
-     * @param learner   the learner (built with the same {@code info})
-     * @param optimizer its policy's optimizer
+     * @param optimizer the policy's optimizer
      * @return the wiring; close it after training (closes the group)
      */
-    public static DistTraining join(final DistInfo info, final Duration timeout, final BaseLearner learner,
-        final FusedOptimizer<?> optimizer)
+    public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer)
     {
         final DistGroup group = DistGroup.join(info, timeout);
         try
         {
-            return new DistTraining(group, true, learner, optimizer);
+            return new DistTraining(group, true, optimizer);
         }
         catch (final RuntimeException ex)
         {
@@ -67,17 +66,15 @@ public final class DistTraining implements StopVote, AutoCloseable
     }
 
     /**
-     * Wires the learner and optimizer to a group the caller keeps (and closes).
+     * Attaches the optimizer to a group the caller keeps (and closes).
      *
      * @param group     the process group
-     * @param learner   the learner
-     * @param optimizer its policy's optimizer
+     * @param optimizer the policy's optimizer
      * @return the wiring; close it after training (the group stays open)
      */
-    public static DistTraining attach(final DistGroup group, final BaseLearner learner,
-        final FusedOptimizer<?> optimizer)
+    public static DistTraining attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        return new DistTraining(group, false, learner, optimizer);
+        return new DistTraining(group, false, optimizer);
     }
 
     @Override
@@ -107,6 +104,12 @@ public final class DistTraining implements StopVote, AutoCloseable
         return group;
     }
 
+    /** @return the log reducer ({@code log_reduce}: one all-reduce of the iteration's log values) */
+    public LogReducer logReducer()
+    {
+        return reducer;
+    }
+
     /** @return the gradient sync */
     public GradientSync gradientSync()
     {
@@ -118,7 +121,7 @@ public final class DistTraining implements StopVote, AutoCloseable
     {
         reducer.close();
         sync.close();
-        vote.close();
+        natives.close();
         if (ownsGroup)
         {
             group.close();

@@ -7,6 +7,7 @@ import org.bytedeco.pytorch.global.torch;
 import org.ding4j.hook.LogReducer;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.ScalarDict;
+import org.ding4j.torch.NativeOwner;
 
 /**
  * The learner's {@code log_reduce} over a {@link DistGroup}: every numeric value of the iteration's log buffer
@@ -24,6 +25,8 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     public static final String NO_REDUCE_PREFIX = "noreduce_";
 
     private final DistGroup group;
+    /** Owns packed and its views (a caller's scope open when they are made must not free them); new per growth. */
+    private NativeOwner natives = new NativeOwner("log_reduce buffer");
     private Tensor packed;
     /** views[k] is the first k elements of packed, made once per length. */
     private Tensor[] views = new Tensor[0];
@@ -70,7 +73,7 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         data.put(staging, 0, n + 1);
         if (null == views[n + 1])
         {
-            views[n + 1] = packed.narrow(0, 0, n + 1);
+            views[n + 1] = natives.own(packed.narrow(0, 0, n + 1));
         }
         group.allReduceSum(views[n + 1], "log_reduce");
         data.get(staging, 0, n + 1);
@@ -92,25 +95,16 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         indices = new int[keys];
         staging = new double[keys + 1];
         views = new Tensor[keys + 2];
-        packed = torch.empty(new long[] {keys + 1}, new TensorOptions(torch.ScalarType.Double),
-            new org.bytedeco.pytorch.MemoryFormatOptional());
+        natives = new NativeOwner("log_reduce buffer");
+        packed = natives.own(torch.empty(new long[] {keys + 1}, new TensorOptions(torch.ScalarType.Double),
+            new org.bytedeco.pytorch.MemoryFormatOptional()));
         data = new DoublePointer(packed.data_ptr());
     }
 
     @Override
     public void close()
     {
-        for (final Tensor view : views)
-        {
-            if (null != view)
-            {
-                view.close();
-            }
-        }
-        if (null != packed)
-        {
-            packed.close();
-            packed = null;
-        }
+        natives.close();
+        packed = null;
     }
 }

@@ -6,7 +6,6 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
-import org.ding4j.learner.BaseLearner;
 
 /**
  * A learner's hooks: one array per position, sorted by priority and stable among equal priorities, walked by
@@ -91,15 +90,15 @@ public final class Hooks
      * Calls every hook at a position in order.
      *
      * @param position where
-     * @param learner  the learner
+     * @param context  the learner's context
      * @throws HookException naming the first hook that throws; later hooks do not run
      */
-    public void call(final HookPosition position, final BaseLearner learner)
+    public void call(final HookPosition position, final HookContext context)
     {
         final LearnerHook[] hooks = byPosition[position.ordinal()];
         for (int i = 0; i < hooks.length; i++)
         {
-            call(hooks[i], learner);
+            call(hooks[i], context);
         }
     }
 
@@ -107,14 +106,14 @@ public final class Hooks
      * Calls one hook, wrapping what it throws (an {@link Error} is rethrown as it is).
      *
      * @param hook    the hook
-     * @param learner the learner
+     * @param context the learner's context
      * @throws HookException if the hook throws
      */
-    public static void call(final LearnerHook hook, final BaseLearner learner)
+    public static void call(final LearnerHook hook, final HookContext context)
     {
         try
         {
-            hook.call(learner);
+            hook.call(context);
         }
         catch (final Error | HookException e)
         {

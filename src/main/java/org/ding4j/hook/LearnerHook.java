@@ -4,11 +4,13 @@ import java.util.Objects;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ValueRule;
-import org.ding4j.learner.BaseLearner;
 
 /**
  * A plug-in the learner calls at one {@link HookPosition}. Hooks run on the training thread, in ascending
- * priority (lower first) and, among equal priorities, in the order they were added.
+ * priority (lower first) and, among equal priorities, in the order they were added. A hook receives a
+ * {@link HookContext} (counters, logs, checkpoints), not the learner. At {@code after_iter} every hook, at any
+ * priority, sees the iteration's log vars in {@code context.log().buffer()}: the learner clears the buffers after
+ * the last {@code after_iter} hook has run.
  * <p>
  * A subclass registered by type ({@link HookRegistry#registerLearnerHook}) has a public constructor
  * {@code (String name, int priority, HookPosition position, Config extArgs)}.
@@ -78,10 +80,10 @@ public abstract class LearnerHook
     /**
      * Does the hook's work.
      *
-     * @param learner the learner calling it
+     * @param context what the hook may read and do (valid during the call)
      * @throws Exception any failure; the learner reports it with this hook's name and position
      */
-    public abstract void call(BaseLearner learner) throws Exception;
+    public abstract void call(HookContext context) throws Exception;
 
     /**
      * Releases what the hook holds (threads, files); the learner calls it once from {@code close()}, before it

@@ -1,12 +1,8 @@
 package org.ding4j.hook;
 
 import java.nio.file.Path;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
-import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.config.Config;
-import org.ding4j.learner.BaseLearner;
 
 /**
  * {@code load_ckpt}: reads a checkpoint, restores {@code last_iter} and {@code last_step} (the collector env step)
@@ -30,28 +26,14 @@ public final class LoadCkptHook extends LearnerHook
     }
 
     @Override
-    public void call(final BaseLearner learner) throws Exception
+    public void call(final HookContext context) throws Exception
     {
         if (loadPath.isEmpty())
         {
             return;
         }
         final Path file = Path.of(loadPath);
-        try (PointerScope scope = new PointerScope())
-        {
-            final Map<String, Object> state = new LinkedHashMap<>(learner.checkpointIO().read(file));
-            final Object lastIter = state.remove(SaveCkptHook.LAST_ITER);
-            if (lastIter instanceof Number n)
-            {
-                learner.lastIter().update(n.longValue());
-            }
-            final Object lastStep = state.remove(SaveCkptHook.LAST_STEP);
-            if (lastStep instanceof Number n)
-            {
-                learner.collectorEnvstep(n.longValue());
-            }
-            learner.policy().loadStateDict(state);
-        }
-        learner.info(name() + ": load ckpt in " + file);
+        context.checkpoints().load(file);
+        context.log().info(name() + ": load ckpt in " + file);
     }
 }

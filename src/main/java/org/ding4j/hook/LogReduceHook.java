@@ -1,7 +1,6 @@
 package org.ding4j.hook;
 
 import org.ding4j.config.Config;
-import org.ding4j.learner.BaseLearner;
 
 /** {@code log_reduce}: hands the iteration's log buffer to the learner's {@link LogReducer} (world size > 1). */
 public final class LogReduceHook extends LearnerHook
@@ -18,8 +17,8 @@ public final class LogReduceHook extends LearnerHook
     }
 
     @Override
-    public void call(final BaseLearner learner) throws Exception
+    public void call(final HookContext context) throws Exception
     {
-        learner.logReducer().allReduce(learner.logBuffer());
+        context.logReducer().allReduce(context.log().buffer());
     }
 }

@@ -8,8 +8,8 @@ import org.HdrHistogram.Histogram;
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
-import org.ding4j.learner.BaseLearner;
 import org.ding4j.log.LearnerLatency;
+import org.ding4j.log.LearnerLog;
 import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TextTable;
 import org.slf4j.Logger;
@@ -37,7 +37,7 @@ final class LogReporter implements AutoCloseable
     /** One report: averages by monitor-variable position, histograms by position in the buffer. */
     static final class Report
     {
-        BaseLearner learner;
+        LearnerLog log;
         long iteration;
         long envstep;
         String[] names = new String[0];
@@ -124,7 +124,7 @@ final class LogReporter implements AutoCloseable
             if (null != report)
             {
                 writer.write(report);
-                report.learner = null;
+                report.log = null;
                 free.offer(report);
                 idle.reset();
             }
@@ -174,7 +174,7 @@ final class LogReporter implements AutoCloseable
 
         void write(final Report report)
         {
-            final BaseLearner learner = report.learner;
+            final LearnerLog log = report.log;
             count = 0;
             for (int i = 0; i < report.count; i++)
             {
@@ -186,18 +186,18 @@ final class LogReporter implements AutoCloseable
                 }
                 add(column, report.averages[i]);
             }
-            final LearnerLatency latency = learner.latency();
+            final LearnerLatency latency = log.latency();
             latency.takeInterval();
             percentiles(trainPercentiles, latency.trainInterval());
             percentiles(dataPercentiles, latency.dataInterval());
             text.setLength(0);
             text.append("=== Training Iteration ").append(report.iteration).append(" Result ===");
-            learner.info(text);
+            log.info(text);
             text.setLength(0);
             text.append('\n');
             table.append(text, labels, values, count);
-            learner.info(text);
-            final SummaryWriter tb = learner.tbLogger();
+            log.info(text);
+            final SummaryWriter tb = log.tbLogger();
             if (null != tb)
             {
                 for (int i = 0; i < count; i++)

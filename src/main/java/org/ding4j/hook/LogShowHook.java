@@ -1,19 +1,19 @@
 package org.ding4j.hook;
 
 import org.ding4j.config.Config;
-import org.ding4j.learner.BaseLearner;
+import org.ding4j.log.LearnerLog;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.LoggedModel;
 import org.ding4j.log.ScalarDict;
 import org.ding4j.log.TickMonitor;
-import org.ding4j.policy.Policy;
 
 /**
  * {@code log_show}: every call pushes the {@code scalar} buffer's declared variables into the monitor and steps its
  * tick; every {@code freq} iterations it logs {@code === Training Iteration {n} Result ===} and the table of
  * {@code {var}_avg} for the policy's monitor vars that have records, and writes them to the summary writer as
  * {@code {instance}_iter/{k}} (x = iteration) and {@code {instance}_step/{k}} (x = collector env step), histograms as
- * {@code {instance}/{k}}. Then it clears every buffer, on every rank; a rank without a monitor only clears.
+ * {@code {instance}/{k}}. A rank without a monitor does nothing. It does not clear the buffers: the learner
+ * does that after the last {@code after_iter} hook, so that hooks after this one still see the iteration's vars.
  * <p>
  * The report itself is formatted, logged and written by a {@link LogReporter} thread, so the training thread
  * only copies averages into a preallocated slot: after warm-up the hook allocates nothing.
@@ -26,8 +26,6 @@ public final class LogShowHook extends LearnerHook
     private TickMonitor boundMonitor;
     private int boundKeys = -1;
     private LogReporter reporter;
-    private Policy varsOf;
-    private String[] vars;
 
     /**
      * @param name     hook name
@@ -43,48 +41,40 @@ public final class LogShowHook extends LearnerHook
     }
 
     @Override
-    public void call(final BaseLearner learner)
+    public void call(final HookContext context)
     {
-        final LogBuffer buffer = learner.logBuffer();
-        final TickMonitor monitor = learner.monitor();
+        final LearnerLog log = context.log();
+        final TickMonitor monitor = log.monitor();
         if (null == monitor)
         {
-            buffer.clear();
             return;
         }
+        final LogBuffer buffer = log.buffer();
         record(buffer.scalar(), monitor);
         monitor.step();
-        final long iteration = learner.lastIter().val();
+        final long iteration = context.lastIter();
         if (0 == iteration % freq)
         {
-            report(learner, monitor, buffer, iteration);
+            report(context, log, monitor, buffer, iteration);
         }
-        buffer.clear();
     }
 
-    private void report(
-        final BaseLearner learner, final TickMonitor monitor, final LogBuffer buffer, final long iteration)
+    private void report(final HookContext context, final LearnerLog log, final TickMonitor monitor,
+        final LogBuffer buffer, final long iteration)
     {
         if (null == reporter)
         {
-            reporter = new LogReporter(learner.instanceName());
+            reporter = new LogReporter(context.instanceName());
         }
         final LogReporter.Report report = reporter.claim();
         if (null == report)
         {
             return;
         }
-        report.learner = learner;
+        report.log = log;
         report.iteration = iteration;
-        report.envstep = learner.collectorEnvstep();
-        final Policy policy = learner.policy();
-        if (policy != varsOf)
-        {
-            // monitorVars() may build a new list per call; read it once per policy.
-            vars = policy.monitorVars().toArray(new String[0]);
-            varsOf = policy;
-        }
-        for (final String var : vars)
+        report.envstep = context.collectorEnvstep();
+        for (final String var : log.monitorVars())
         {
             if (monitor.hasRecord(var))
             {

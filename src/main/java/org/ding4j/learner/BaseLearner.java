@@ -2,110 +2,99 @@ package org.ding4j.learner;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
-import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.checkpoint.CheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.config.ConfigSchema;
-import org.ding4j.config.ValueRule;
 import org.ding4j.data.AsyncDataLoader;
 import org.ding4j.data.DataSource;
 import org.ding4j.data.DeviceTransfer;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.DistTraining;
+import org.ding4j.dist.StopVote;
+import org.ding4j.hook.Checkpoints;
+import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.Hooks;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.hook.LogReducer;
-import org.ding4j.hook.SaveCkptHook;
+import org.ding4j.internal.JvmFlags;
 import org.ding4j.log.LearnerLatency;
+import org.ding4j.log.LearnerLog;
 import org.ding4j.log.LogBuffer;
 import org.ding4j.log.ScalarDict;
 import org.ding4j.log.SummaryWriter;
-import org.ding4j.log.TensorBoardWriter;
-import org.ding4j.log.TextLogFile;
 import org.ding4j.log.TickMonitor;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
-import org.ding4j.policy.SinkPolicy;
+import org.ding4j.policy.PriorityFeedback;
 import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * DI-engine's {@code BaseLearner}: owns the training side of an RL job. It drives a {@link Policy}'s updates,
  * dispatches hooks at {@code before_run / before_iter / after_iter / after_run}, keeps the log buffer and the tick
- * monitor, and writes checkpoints.
+ * monitor ({@link LearnerLog}), and writes checkpoints ({@link LearnerCheckpoints}). One update's data path:
+ * {@link #train} -> {@code before_iter} hooks -> {@link Policy#forward} writing log vars by index into the sink ->
+ * {@code train_time}, {@code lastIter + 1} -> {@code after_iter} hooks -> buffers cleared.
  * <p>
- * Threads: {@link #train}, {@link #start} and every hook run on one training thread; {@link #close()} may be called
- * from any thread (it stops {@code start()} after the update in flight). Not otherwise thread-safe.
+ * Serial training calls {@link #train} in the caller's loop; {@link #run(TrainingLoop)} is the one training
+ * lifecycle (hooks, signals, the cross-rank stop vote, exception and interrupt checkpoints) and {@link #start()} is
+ * {@code run} over the data loader.
+ * <p>
+ * Threads: {@link #train}, {@link #run}, {@link #start} and every hook run on one training thread; {@link #stop()}
+ * and {@link #close()} may be called from any thread ({@code close()} waits for a running loop to end after its
+ * update in flight). Not otherwise thread-safe. Nothing is written to disk until the constructor has checked the
+ * JVM flags, the config, the hooks and the policy.
  * <p>
  * Deliberate differences from DI-engine: {@link #lastIter()} counts completed updates (it is incremented before
  * the {@code after_iter} hooks, so {@code iteration_N} holds exactly N updates and a resume continues with update
- * N+1); {@code train_time} of an update is in the buffer before its {@code after_iter} hooks run (for a list of k
- * updates, each gets 1/k of the call's time); {@code start()} saves {@code ckpt_exception.pth.tar} and rethrows
- * when training fails; SIGINT/SIGTERM during {@code start()} finish the update in flight, save
- * {@code ckpt_interrupt.pth.tar} and return.
+ * N+1); {@code train_time} of an update is in the buffer before its {@code after_iter} hooks run; the buffers are
+ * cleared after the last {@code after_iter} hook (not by {@code log_show}), so every hook sees the iteration's vars;
+ * {@code train} returns nothing (the vars are in {@link #logBuffer()} for the hooks); {@code start()} saves
+ * {@code ckpt_exception.pth.tar} and rethrows when training fails.
+ *
+ * @param <B> the batch type of the policy
  */
-public class BaseLearner implements AutoCloseable
+public class BaseLearner<B> implements AutoCloseable
 {
-    /** File name of the checkpoint saved when {@code start()} fails. */
+    /** File name of the checkpoint saved when a run fails. */
     public static final String EXCEPTION_CHECKPOINT = "ckpt_exception.pth.tar";
-    /** File name of the checkpoint saved when {@code start()} is stopped by SIGINT or SIGTERM. */
+    /** File name of the checkpoint saved when a run is stopped by SIGINT or SIGTERM. */
     public static final String INTERRUPT_CHECKPOINT = "ckpt_interrupt.pth.tar";
-    /** Monitor window in ticks, as DI-engine's learner. */
-    public static final long MONITOR_EXPIRE = 10;
-
-    private static final ConfigSchema SCHEMA = ConfigSchema.builder("learner", Config.of(defaults()))
-        .rule("train_iterations", ValueRule.POSITIVE_INTEGER)
-        .rule("dataloader.num_workers", ValueRule.NON_NEGATIVE_INTEGER)
-        .rule("dataloader.chunk_size", ValueRule.POSITIVE_INTEGER)
-        .rule("hook.log_show_after_iter", ValueRule.POSITIVE_INTEGER)
-        .rule("hook.save_ckpt_after_iter", ValueRule.POSITIVE_INTEGER)
-        .rule("type", ValueRule.NON_EMPTY_STRING)
-        .open("hook")
-        .build();
 
     private final Config cfg;
     private final String expName;
     private final String instanceName;
     private final int rank;
     private final int worldSize;
-    private final boolean onlyMonitorRank0;
-    private final Logger logger;
-    private final TextLogFile logFile;
-    private final SummaryWriter tbLogger;
-    private final LogBuffer logBuffer = new LogBuffer();
-    private final LearnerLatency latency = new LearnerLatency();
+    private final LearnerLog log;
     private final Hooks hooks;
     private final CountVar lastIter = new CountVar(0);
     private final Sink sink = new Sink();
+    private final PriorityFeedback priorities = new PriorityFeedback();
+    private final Context context = new Context();
+    private final LearnerCheckpoints checkpoints;
+    private final LearnerRunner runner = new LearnerRunner(this);
+    private final AtomicBoolean closed = new AtomicBoolean();
+    /** The log's buffer, its scalar dict and the latency recorders, read on every update: cached, not looked up. */
+    private final LogBuffer buffer;
+    private final ScalarDict scalar;
+    private final LearnerLatency latency;
     private final int trainTimeIndex;
     private final int dataTimeIndex;
-    private final AtomicBoolean running = new AtomicBoolean();
-    private final AtomicBoolean closed = new AtomicBoolean();
 
-    private Policy policy;
-    private TickMonitor monitor;
-    private CheckpointIO checkpointIO = new TorchCheckpointIO();
+    private Policy<B> policy;
     private LogReducer logReducer;
-    private DataSource<?> dataSource;
-    private DeviceTransfer<?> deviceTransfer;
-    private AsyncDataLoader<?> dataloader;
+    private DataSource<B> dataSource;
+    private DeviceTransfer<B> deviceTransfer;
+    private AsyncDataLoader<B> dataloader;
     private volatile long collectorEnvstep;
-    private String ckptName;
-    private PriorityInfo priorityInfo;
     private boolean learnerDone;
-    private volatile boolean endFlag;
-    private StopVote stopVote;
-    private volatile boolean stopSignalled;
+    /** Start of the update whose train_time is measured (the call, or the previous update of a multi-update call). */
+    private long updateStart;
 
     /**
      * Builds a learner.
@@ -113,19 +102,21 @@ public class BaseLearner implements AutoCloseable
      * @param cfg          the user's learner config, merged over {@link #defaultConfig()} (null: the defaults)
      * @param policy       the policy, or null to set it later
      * @param tbLogger     where log_show writes scalars and histograms on monitoring ranks, or null for a
-     *                     {@link TensorBoardWriter} in {@code ./{exp}/log/{instance}/{instance}_tb_logger/}
+     *                     TensorBoard writer in {@code ./{exp}/log/{instance}/{instance}_tb_logger/}
      * @param distInfo     rank and world size, or null to read {@code RANK}/{@code WORLD_SIZE}
      * @param expName      experiment folder (relative to the working directory, or absolute)
      * @param instanceName the learner's name, unique in the experiment
+     * @throws IllegalStateException             if the JVM lacks a flag ding4j needs (the message names it), or
+     *                                           the effective config or a log cannot be written
      * @throws org.ding4j.config.ConfigException naming the first bad config key
-     * @throws IllegalStateException             if the effective config cannot be written
      */
     public BaseLearner(
-        final Config cfg, final Policy policy, final SummaryWriter tbLogger, final DistInfo distInfo,
+        final Config cfg, final Policy<B> policy, final SummaryWriter tbLogger, final DistInfo distInfo,
         final String expName, final String instanceName)
     {
+        JvmFlags.requireAgronaAccess();
         final DistInfo dist = null != distInfo ? distInfo : DistInfo.fromEnvironment(System.getenv());
-        Config effective = SCHEMA.apply(cfg);
+        Config effective = LearnerConfig.SCHEMA.apply(cfg);
         if (dist.worldSize() > 1)
         {
             effective = effective.with("hook.log_reduce_after_iter", true);
@@ -135,27 +126,31 @@ public class BaseLearner implements AutoCloseable
         this.instanceName = Objects.requireNonNull(instanceName, "instanceName");
         this.rank = dist.rank();
         this.worldSize = dist.worldSize();
-        // A multitask pipeline needs a monitor on every rank, whatever only_monitor_rank0 says.
-        this.onlyMonitorRank0 = effective.getBoolean("only_monitor_rank0")
-            && !effective.getBoolean("is_multitask_pipeline");
-        this.logger = LoggerFactory.getLogger("ding4j." + instanceName);
         this.logReducer = 1 == worldSize ? LogReducer.IDENTITY : null;
         this.hooks = HookRegistry.build(effective.child("hook"), "learner.hook");
-        final ScalarDict scalar = logBuffer.scalar();
+        this.checkpoints = new LearnerCheckpoints(this, expName, instanceName);
+        // A multitask pipeline needs a monitor on every rank, whatever only_monitor_rank0 says.
+        final boolean monitoring = 0 == rank || !effective.getBoolean("only_monitor_rank0")
+            || effective.getBoolean("is_multitask_pipeline");
+        this.log = new LearnerLog(instanceName, rank, monitoring);
+        this.buffer = log.buffer();
+        this.scalar = buffer.scalar();
+        this.latency = log.latency();
         this.trainTimeIndex = scalar.register("train_time");
         this.dataTimeIndex = scalar.register("data_time");
+        if (null != policy)
+        {
+            bind(policy);
+        }
+        // Last, once everything that can be refused has been checked: the files.
+        log.open(expName, tbLogger);
         if (0 == rank)
         {
             writeEffectiveConfig();
         }
-        // Ranks share the experiment folder: each writes its own text log (rank 0 keeps DI-engine's name).
-        this.logFile = new TextLogFile(Path.of(expName, "log", instanceName,
-            instanceName + (0 == rank ? "" : "_rank" + rank) + "_logger.txt"), instanceName, "[RANK" + rank + "]: ");
-        // Last: the config is valid by now, so no writer thread is left behind by a failed construction.
-        this.tbLogger = isMonitoring() ? (null != tbLogger ? tbLogger : defaultTensorBoard()) : null;
         if (null != policy)
         {
-            policy(policy);
+            logPolicy();
         }
     }
 
@@ -165,7 +160,7 @@ public class BaseLearner implements AutoCloseable
      * @param cfg    the user's learner config
      * @param policy the policy, or null
      */
-    public BaseLearner(final Config cfg, final Policy policy)
+    public BaseLearner(final Config cfg, final Policy<B> policy)
     {
         this(cfg, policy, null, DistInfo.single(), "default_experiment", "learner");
     }
@@ -180,7 +175,7 @@ public class BaseLearner implements AutoCloseable
      */
     public static Config checkConfig(final Config cfg)
     {
-        final Config effective = SCHEMA.apply(cfg);
+        final Config effective = LearnerConfig.SCHEMA.apply(cfg);
         HookRegistry.build(effective.child("hook"), "learner.hook");
         return effective;
     }
@@ -188,29 +183,7 @@ public class BaseLearner implements AutoCloseable
     /** @return the learner's defaults (SPEC section 1), as a deep immutable tree */
     public static Config defaultConfig()
     {
-        return SCHEMA.defaults();
-    }
-
-    private static Map<String, Object> defaults()
-    {
-        final Map<String, Object> hook = new LinkedHashMap<>();
-        hook.put("load_ckpt_before_run", "");
-        hook.put("log_show_after_iter", 100L);
-        hook.put("save_ckpt_after_iter", 10000L);
-        hook.put("save_ckpt_after_run", true);
-        final Map<String, Object> dataloader = new LinkedHashMap<>();
-        dataloader.put("num_workers", 0L);
-        dataloader.put("chunk_size", null);
-        final Map<String, Object> root = new LinkedHashMap<>();
-        root.put("type", "base");
-        root.put("import_names", List.of());
-        root.put("train_iterations", 1_000_000_000L);
-        root.put("dataloader", dataloader);
-        root.put("log_policy", true);
-        root.put("is_multitask_pipeline", false);
-        root.put("only_monitor_rank0", true);
-        root.put("hook", hook);
-        return root;
+        return LearnerConfig.SCHEMA.defaults();
     }
 
     private void writeEffectiveConfig()
@@ -222,46 +195,33 @@ public class BaseLearner implements AutoCloseable
         }
         catch (final IOException ex)
         {
+            log.close();
             throw new IllegalStateException("cannot write the effective config to " + file, ex);
         }
     }
 
-    /** DI-engine's default: {@code ./{exp}/log/{instance}/{instance}_tb_logger/}. */
-    private SummaryWriter defaultTensorBoard()
-    {
-        final Path folder = Path.of(expName, "log", instanceName, instanceName + "_tb_logger");
-        try
-        {
-            return new TensorBoardWriter(folder);
-        }
-        catch (final IOException ex)
-        {
-            throw new IllegalStateException("cannot create the TensorBoard event file in " + folder, ex);
-        }
-    }
-
-    private boolean isMonitoring()
-    {
-        return 0 == rank || !onlyMonitorRank0;
-    }
-
     /**
-     * Sets the policy: builds the monitor from its {@code monitorVars()} on monitoring ranks, registers a sink
-     * policy's keys, and logs {@code policy.info()} when {@code log_policy} is on.
+     * Sets the policy: builds the monitor from its {@code monitorVars()} on monitoring ranks, registers its log
+     * keys, and logs {@code policy.info()} when {@code log_policy} is on.
      *
      * @param policy the policy
      */
-    public void policy(final Policy policy)
+    public void policy(final Policy<B> policy)
     {
-        this.policy = Objects.requireNonNull(policy, "policy");
-        if (isMonitoring())
-        {
-            monitor = new TickMonitor(policy.monitorVars(), MONITOR_EXPIRE);
-        }
-        if (policy instanceof SinkPolicy sinkPolicy)
-        {
-            sinkPolicy.registerLogVars(sink);
-        }
+        bind(policy);
+        logPolicy();
+    }
+
+    private void bind(final Policy<B> policy)
+    {
+        Objects.requireNonNull(policy, "policy");
+        log.monitorVars(policy.monitorVars());
+        policy.registerLogVars(sink);
+        this.policy = policy;
+    }
+
+    private void logPolicy()
+    {
         if (cfg.getBoolean("log_policy"))
         {
             info(policy.info());
@@ -269,279 +229,122 @@ public class BaseLearner implements AutoCloseable
     }
 
     /**
-     * One training call, DI-engine's {@code train(data, envstep, policy_kwargs)}.
+     * One training call, DI-engine's {@code train(data, envstep)}: {@code before_iter} hooks, the policy's update,
+     * then per update {@code train_time}, {@code lastIter + 1}, the {@code after_iter} hooks and the buffers cleared.
      *
-     * @param data   the batch
+     * @param data    the batch
      * @param envstep the collector env step this batch was collected at (-1 if unknown)
-     * @param kwargs extra policy arguments (null: none)
-     * @return the policy's log vars (null for a {@link SinkPolicy})
-     * @throws IllegalStateException                 if no policy is set
-     * @throws IllegalArgumentException              if the policy returns something other than a map or a list of maps
+     * @throws IllegalStateException         if no policy is set
      * @throws org.ding4j.hook.HookException naming a hook that failed
      */
-    public Object train(final Object data, final long envstep, final Map<String, Object> kwargs)
+    public void train(final B data, final long envstep)
     {
-        final Policy policy = this.policy;
+        final Policy<B> policy = this.policy;
         if (null == policy)
         {
             throw new IllegalStateException("please set learner policy before train()");
         }
-        final Map<String, Object> args = null == kwargs ? Collections.emptyMap() : kwargs;
-        hooks.call(HookPosition.BEFORE_ITER, this);
-        if (policy instanceof SinkPolicy sinkPolicy)
-        {
-            final long start = System.nanoTime();
-            sink.priorityCount = -1;
-            sinkPolicy.forward(data, args, sink);
-            final long elapsed = System.nanoTime() - start;
-            latency.recordTrainNs(elapsed);
-            logBuffer.scalar().put(trainTimeIndex, elapsed * 1e-9);
-            if (sink.priorityCount >= 0)
-            {
-                sink.pendingData = data;
-            }
-            collectorEnvstep = envstep;
-            lastIter.add(1);
-            hooks.call(HookPosition.AFTER_ITER, this);
-            return null;
-        }
-        final long start = System.nanoTime();
-        final Object out = policy.forward(data, args);
-        final long elapsed = System.nanoTime() - start;
-        latency.recordTrainNs(elapsed);
-        final double seconds = elapsed * 1e-9;
-        final List<Map<String, Object>> updates = extractPriority(updatesOf(out), data);
+        hooks.call(HookPosition.BEFORE_ITER, context);
         collectorEnvstep = envstep;
-        final double share = seconds / Math.max(1, updates.size());
-        for (final Map<String, Object> vars : updates)
-        {
-            logBuffer.scalar().put(trainTimeIndex, share);
-            for (final Map.Entry<String, Object> entry : vars.entrySet())
-            {
-                logBuffer.route(entry.getKey(), entry.getValue());
-            }
-            lastIter.add(1);
-            hooks.call(HookPosition.AFTER_ITER, this);
-        }
-        return out;
+        updateStart = System.nanoTime();
+        policy.forward(data, sink);
+        endUpdate();
     }
 
     /**
-     * {@link #train(Object, long, Map)} with no env step and no kwargs.
+     * {@link #train(Object, long)} with no env step.
      *
      * @param data the batch
-     * @return the policy's log vars
      */
-    public Object train(final Object data)
+    public void train(final B data)
     {
-        return train(data, -1, null);
+        train(data, -1);
     }
 
-    @SuppressWarnings("unchecked")
-    private static List<Map<String, Object>> updatesOf(final Object out)
+    private void endUpdate()
     {
-        if (out instanceof Map<?, ?> map)
-        {
-            return List.of((Map<String, Object>)map);
-        }
-        if (out instanceof List<?> list)
-        {
-            for (final Object element : list)
-            {
-                if (!(element instanceof Map))
-                {
-                    throw new IllegalArgumentException("policy.forward returned a list holding "
-                        + (null == element ? "null" : element.getClass().getName()) + "; expected maps of log vars");
-                }
-            }
-            return (List<Map<String, Object>>)list;
-        }
-        throw new IllegalArgumentException("policy.forward returned " + (null == out ? "null" : out.getClass().getName())
-            + "; expected a Map of log vars or a List of them");
-    }
-
-    /** Takes a {@code priority} entry out of the last update's vars (into a copy: the policy's map stays as it is). */
-    private List<Map<String, Object>> extractPriority(final List<Map<String, Object>> updates, final Object data)
-    {
-        if (updates.isEmpty() || !updates.get(updates.size() - 1).containsKey("priority"))
-        {
-            return updates;
-        }
-        final Map<String, Object> rest = new LinkedHashMap<>(updates.get(updates.size() - 1));
-        final Object priority = rest.remove("priority");
-        priorityInfo = new PriorityInfo(priority, ids(data, "replay_buffer_idx"), ids(data, "replay_unique_id"));
-        final List<Map<String, Object>> copy = new ArrayList<>(updates);
-        copy.set(copy.size() - 1, rest);
-        return copy;
-    }
-
-    private static List<Object> ids(final Object data, final String key)
-    {
-        final List<Object> ids = new ArrayList<>();
-        if (data instanceof ReplaySample sample)
-        {
-            final boolean unique = "replay_unique_id".equals(key);
-            for (int i = 0; i < sample.size(); i++)
-            {
-                ids.add(unique ? (Object)sample.uniqueId(i) : (Object)sample.bufferIndex(i));
-            }
-        }
-        else if (data instanceof List<?> items)
-        {
-            for (final Object item : items)
-            {
-                ids.add(item instanceof Map<?, ?> map ? map.get(key) : null);
-            }
-        }
-        return ids;
+        final long elapsed = System.nanoTime() - updateStart;
+        latency.recordTrainNs(elapsed);
+        scalar.put(trainTimeIndex, elapsed * 1e-9);
+        lastIter.add(1);
+        hooks.call(HookPosition.AFTER_ITER, context);
+        buffer.clear();
     }
 
     /**
-     * Parallel mode: {@code before_run} hooks, then up to {@code train_iterations} times take the next batch from
-     * the data loader (its wait recorded as {@code data_time}) and train it, until {@link #close()}; then
-     * {@code learnerDone = true} and the {@code after_run} hooks. A failure saves {@link #EXCEPTION_CHECKPOINT},
-     * is logged, runs the {@code after_run} hooks and is rethrown. SIGINT/SIGTERM let the update in flight finish,
-     * save {@link #INTERRUPT_CHECKPOINT} and return.
+     * The one training lifecycle: {@code before_run} hooks; then up to {@code train_iterations} times the loop's
+     * {@code prepare}, the stop vote (across ranks when distributed) and its {@code update}; {@code after_run} hooks
+     * in {@code finally}. SIGINT/SIGTERM let the update in flight finish and save {@link #INTERRUPT_CHECKPOINT}
+     * (rank 0); a failure saves {@link #EXCEPTION_CHECKPOINT}, is logged, tells the peers and is rethrown.
+     * {@link #stop()} and {@link #close()} end it after the update in flight.
      *
-     * @throws IllegalStateException if already running, or no data loader was set up
+     * @param loop what to do per update
+     * @return how it ended
+     * @throws IllegalStateException if already running or closed
      */
-    public void start()
+    public RunOutcome run(final TrainingLoop loop)
     {
-        if (null == dataloader)
+        Objects.requireNonNull(loop, "loop");
+        learnerDone = false;
+        final RunOutcome outcome = runner.run(loop, cfg.getLong("train_iterations"));
+        learnerDone = RunOutcome.INTERRUPTED != outcome;
+        return outcome;
+    }
+
+    /**
+     * Parallel mode, DI-engine's {@code start()}: {@link #run} over the data loader, each batch's wait recorded
+     * as {@code data_time}; the loop ends when the source runs dry, after {@code train_iterations}, or on
+     * {@link #stop()} / {@link #close()} ({@link #learnerDone()} is then true).
+     *
+     * @return how it ended
+     * @throws IllegalStateException if already running, closed, or no data loader was set up
+     */
+    public RunOutcome start()
+    {
+        final AsyncDataLoader<B> loader = dataloader;
+        if (null == loader)
         {
             throw new IllegalStateException("start() needs a data loader: set dataSource(...) and call setupDataloader()");
         }
-        if (!running.compareAndSet(false, true))
+        return run(new TrainingLoop()
         {
-            throw new IllegalStateException("learner " + instanceName + " is already running");
-        }
-        endFlag = false;
-        learnerDone = false;
-        stopSignalled = false;
-        final SignalStop signals = SignalStop.install(this::onSignal);
-        Throwable failure = null;
-        try
-        {
-            hooks.call(HookPosition.BEFORE_RUN, this);
-            runLoop();
-        }
-        catch (final Throwable t)
-        {
-            failure = t;
-            logger.error("[RANK{}]: training failed at iteration {}", rank, lastIter.val(), t);
-            logFile.write("ERROR", "training failed at iteration " + lastIter.val() + ": " + t);
-            saveQuietly(EXCEPTION_CHECKPOINT, t);
-            if (null != stopVote)
-            {
-                stopVote.failed(t);
-            }
-        }
-        finally
-        {
-            signals.restore();
-            try
-            {
-                hooks.call(HookPosition.AFTER_RUN, this);
-            }
-            catch (final RuntimeException | Error e)
-            {
-                if (null == failure)
-                {
-                    failure = e;
-                }
-                else
-                {
-                    failure.addSuppressed(e);
-                }
-            }
-            running.set(false);
-        }
-        if (failure instanceof RuntimeException re)
-        {
-            throw re;
-        }
-        if (failure instanceof Error error)
-        {
-            throw error;
-        }
-    }
+            private B batch;
 
-    private void runLoop() throws IOException
-    {
-        final long iterations = cfg.getLong("train_iterations");
-        final AsyncDataLoader<?> loader = dataloader;
-        for (long i = 0; i < iterations; i++)
-        {
-            final long waitStart = System.nanoTime();
-            final Object data = loader.next();
-            if (null != stopVote)
+            @Override
+            public boolean prepare()
             {
-                // Every rank votes before each update, so all stop before the same one (its collectives included).
-                final int agreed = stopVote.vote(stopSignalled ? StopVote.SIGNAL
-                    : endFlag || null == data ? StopVote.END : StopVote.CONTINUE);
-                if (StopVote.SIGNAL == agreed)
-                {
-                    stopSignalled = true;
-                    break;
-                }
-                if (StopVote.END == agreed)
-                {
-                    return;
-                }
+                final long waitStart = System.nanoTime();
+                batch = loader.next();
+                final long waited = System.nanoTime() - waitStart;
+                latency.recordDataNs(waited);
+                scalar.put(dataTimeIndex, waited * 1e-9);
+                return null != batch;
             }
-            else if (stopSignalled)
+
+            @Override
+            public void update()
             {
-                break;
+                // The collector side sets the env step (collectorEnvstep(long)) as it goes; keep it.
+                train(batch, collectorEnvstep);
             }
-            else if (endFlag || null == data)
-            {
-                return;
-            }
-            final long waited = System.nanoTime() - waitStart;
-            latency.recordDataNs(waited);
-            logBuffer.scalar().put(dataTimeIndex, waited * 1e-9);
-            // The collector side sets the env step (collectorEnvstep(long)) as it goes; keep it, do not reset it.
-            train(data, collectorEnvstep, null);
-            if (stopSignalled && null == stopVote)
-            {
-                break;
-            }
-        }
-        if (stopSignalled)
-        {
-            saveInterruptCheckpoint();
-            return;
-        }
-        learnerDone = true;
+        });
     }
 
     /**
-     * What a training loop does once its ranks agreed to stop on a signal: rank 0 saves
-     * {@link #INTERRUPT_CHECKPOINT} (the policy state with the current counters) and logs it; other ranks do nothing.
+     * Rank 0 saves {@link #INTERRUPT_CHECKPOINT} (the policy state with the current counters) and logs it.
      *
      * @throws IOException if the write fails (an older file of that name stays intact)
      */
-    public void saveInterruptCheckpoint() throws IOException
+    void saveInterruptCheckpoint() throws IOException
     {
         if (0 == rank)
         {
-            info("stop signal: saved " + SaveCkptHook.write(this, INTERRUPT_CHECKPOINT) + " after " + lastIter.val()
+            info("stop signal: saved " + checkpoints.save(INTERRUPT_CHECKPOINT) + " after " + lastIter.val()
                 + " updates");
         }
     }
 
-    private void onSignal()
-    {
-        // Runs on the JVM's signal thread: set flags only; the training thread saves after the update in flight.
-        stopSignalled = true;
-        final AsyncDataLoader<?> loader = dataloader;
-        if (null != loader)
-        {
-            loader.wakeUp();
-        }
-    }
-
-    private void saveQuietly(final String fileName, final Throwable failure)
+    void saveQuietly(final String fileName, final Throwable failure)
     {
         if (0 != rank || null == policy)
         {
@@ -549,7 +352,7 @@ public class BaseLearner implements AutoCloseable
         }
         try
         {
-            info("saved " + SaveCkptHook.write(this, fileName) + " after " + lastIter.val() + " updates");
+            info("saved " + checkpoints.save(fileName) + " after " + lastIter.val() + " updates");
         }
         catch (final Exception | Error e)
         {
@@ -558,7 +361,7 @@ public class BaseLearner implements AutoCloseable
     }
 
     /**
-     * Builds the async data loader from the policy's {@code batch_size} and {@code device} attributes and
+     * Builds the async data loader from the policy's {@code batchSize()} and {@code device()} and
      * {@code dataloader.chunk_size} (default: the batch size) and {@code dataloader.num_workers}. Batches reach the
      * device through the transfer given with the data source, or else {@link DeviceTransfer#forDevice(String)} of
      * the policy's device.
@@ -572,21 +375,14 @@ public class BaseLearner implements AutoCloseable
         {
             throw new IllegalStateException("setupDataloader() needs a policy and a dataSource(...)");
         }
-        final int batchSize = ((Number)policy.attribute("batch_size")).intValue();
+        final int batchSize = policy.batchSize();
         final Config loaderCfg = cfg.child("dataloader");
-        final Object chunk = loaderCfg.get("chunk_size");
-        final int chunkSize = null == chunk ? batchSize : loaderCfg.getInt("chunk_size");
-        dataloader = loader(dataSource, null != deviceTransfer ? deviceTransfer
-            : DeviceTransfer.forDevice(String.valueOf(policy.attribute("device"))), batchSize, chunkSize,
-            loaderCfg.getInt("num_workers"));
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> AsyncDataLoader<T> loader(final DataSource<T> source, final DeviceTransfer<?> toDevice,
-        final int batchSize, final int chunkSize, final int workers)
-    {
-        // dataSource(source, toDevice) pairs the two types; forDevice is generic over any batch type.
-        return new AsyncDataLoader<>(source, batchSize, (DeviceTransfer<T>)toDevice, chunkSize, workers, null);
+        final int chunkSize = null == loaderCfg.get("chunk_size") ? batchSize : loaderCfg.getInt("chunk_size");
+        final AsyncDataLoader<B> loader = new AsyncDataLoader<>(dataSource, batchSize,
+            null != deviceTransfer ? deviceTransfer : DeviceTransfer.forDevice(policy.device()), chunkSize,
+            loaderCfg.getInt("num_workers"), null);
+        dataloader = loader;
+        runner.wakeUp(loader::wakeUp);
     }
 
     /**
@@ -594,7 +390,7 @@ public class BaseLearner implements AutoCloseable
      *
      * @param source the source
      */
-    public void dataSource(final DataSource<?> source)
+    public void dataSource(final DataSource<B> source)
     {
         this.dataSource = Objects.requireNonNull(source, "source");
         this.deviceTransfer = null;
@@ -604,44 +400,51 @@ public class BaseLearner implements AutoCloseable
      * The data source with its own device transfer, for batch types that {@link DeviceTransfer#forDevice(String)}
      * cannot walk (e.g. a preallocated batch object whose tensors the transfer refills on the device).
      *
-     * @param <T>      the batch type
      * @param source   the source
      * @param toDevice moves each batch to the policy's device, on the loader's thread
      */
-    public <T> void dataSource(final DataSource<T> source, final DeviceTransfer<T> toDevice)
+    public void dataSource(final DataSource<B> source, final DeviceTransfer<B> toDevice)
     {
         this.dataSource = Objects.requireNonNull(source, "source");
         this.deviceTransfer = Objects.requireNonNull(toDevice, "toDevice");
     }
 
     /**
-     * Makes {@code start()} agree with the other ranks before each update whether to stop (set by the distributed
-     * setup, e.g. {@code org.ding4j.dist.DistTraining}); null for local decisions, the single-process default.
+     * Makes this learner one rank of a data-parallel job: {@code log_reduce} averages its log values through the
+     * group, and {@link #run} votes with the other ranks before each update. The caller owns (and closes) it.
+     *
+     * @param training the rank's process group wiring
+     */
+    public void distributed(final DistTraining training)
+    {
+        logReducer(training.logReducer());
+        stopVote(training);
+    }
+
+    /**
+     * Makes {@link #run} agree with the other ranks before each update whether to stop; null for local decisions,
+     * the single-process default.
      *
      * @param vote the vote, or null
      */
     public void stopVote(final StopVote vote)
     {
-        this.stopVote = vote;
+        runner.vote(vote);
     }
 
     /**
-     * Asks a running {@code start()} to return after the update in flight, from any thread; it then runs the
-     * {@code after_run} hooks as usual. Unlike {@link #close()} it leaves the hooks and writers open, so the
-     * caller can still save and log before closing.
+     * Asks a running {@link #run} to return after the update in flight, from any thread; it then runs the
+     * {@code after_run} hooks as usual. Unlike {@link #close()} it leaves the hooks and writers open.
      */
     public void stop()
     {
-        endFlag = true;
-        if (null != dataloader)
-        {
-            dataloader.wakeUp();
-        }
+        runner.requestEnd();
     }
 
     /**
-     * Stops {@code start()} after the update in flight, stops the loader, closes the hooks (log_show writes its
-     * pending reports), then flushes and closes the summary writer.
+     * Ends a running {@link #run} after its update in flight and waits for it (from another thread), then stops the
+     * loader, closes the hooks (log_show writes its pending reports), the TensorBoard writer and the text log.
+     * Idempotent.
      */
     @Override
     public void close()
@@ -650,7 +453,7 @@ public class BaseLearner implements AutoCloseable
         {
             return;
         }
-        endFlag = true;
+        runner.close();
         if (null != dataloader)
         {
             dataloader.close();
@@ -659,12 +462,7 @@ public class BaseLearner implements AutoCloseable
         {
             hook.close();
         }
-        if (null != tbLogger)
-        {
-            tbLogger.flush();
-            tbLogger.close();
-        }
-        logFile.close();
+        log.close();
     }
 
     /**
@@ -683,28 +481,27 @@ public class BaseLearner implements AutoCloseable
         }
         if (null != name)
         {
-            ckptName = name;
+            checkpoints.nameOverride(name);
         }
         try
         {
-            Hooks.call(hook, this);
+            Hooks.call(hook, context);
         }
         finally
         {
-            ckptName = null;
+            checkpoints.nameOverride(null);
         }
     }
 
     /**
-     * Calls the hooks at one position (DI-engine's {@code call_hook}); serial pipelines call {@code before_run}
-     * and {@code after_run} themselves.
+     * Calls the hooks at one position (DI-engine's {@code call_hook}).
      *
      * @param position where
      * @throws org.ding4j.hook.HookException naming a hook that failed
      */
     public void callHook(final HookPosition position)
     {
-        hooks.call(position, this);
+        hooks.call(position, context);
     }
 
     /**
@@ -717,52 +514,67 @@ public class BaseLearner implements AutoCloseable
         hooks.add(hook);
     }
 
-    /** @return {@code {learner_step, priority_info, learner_done}} */
+    /** @return {@code {learner_step, priority_info, learner_done}}; allocates a copy of the priorities */
     public LearnInfo learnInfo()
     {
-        if (null != sink.pendingData)
-        {
-            final double[] copy = java.util.Arrays.copyOf(sink.priorities, sink.priorityCount);
-            priorityInfo = new PriorityInfo(copy, ids(sink.pendingData, "replay_buffer_idx"),
-                ids(sink.pendingData, "replay_unique_id"));
-            sink.pendingData = null;
-        }
-        return new LearnInfo(lastIter.val(), priorityInfo, learnerDone);
+        return new LearnInfo(lastIter.val(), priorities.count() < 0 ? null : PriorityInfo.copyOf(priorities),
+            learnerDone);
     }
 
     /**
-     * Logs at INFO as {@code [RANK{r}]: s} through SLF4J and into {@link #logFile()}. The log file's copy allocates
-     * nothing, so a caller may pass a reused builder; SLF4J gets its own copy only when its INFO level is on.
+     * @return the last reported priorities, refilled in place by each update that reports them (count -1 before
+     *         the first): the allocation-free form of {@code learnInfo().priorityInfo()}
+     */
+    public PriorityFeedback priorities()
+    {
+        return priorities;
+    }
+
+    /**
+     * Logs at INFO as {@code [RANK{r}]: s} through SLF4J and into the text log (see {@link LearnerLog#info}).
      *
      * @param s the message (read before this returns)
      */
     public void info(final CharSequence s)
     {
-        if (logger.isInfoEnabled())
-        {
-            logger.info("[RANK{}]: {}", rank, s.toString());
-        }
-        logFile.write("INFO", s);
+        log.info(s);
     }
 
     /**
-     * Logs at DEBUG as {@code [RANK{r}]: s} through SLF4J (and into {@link #logFile()} when DEBUG is on).
+     * Logs at DEBUG as {@code [RANK{r}]: s} (when DEBUG is on).
      *
      * @param s the message
      */
     public void debug(final String s)
     {
-        if (logger.isDebugEnabled())
+        log.debug(s);
+    }
+
+    Policy<B> requirePolicy()
+    {
+        if (null == policy)
         {
-            logger.debug("[RANK{}]: {}", rank, s);
-            logFile.write("DEBUG", s);
+            throw new IllegalStateException("learner " + instanceName + " has no policy");
         }
+        return policy;
+    }
+
+    /** @return the learner's logs: buffers, monitor, TensorBoard writer, latency, text log */
+    public LearnerLog log()
+    {
+        return log;
+    }
+
+    /** @return the learner's checkpoints (folder, name override, format, save and load) */
+    public LearnerCheckpoints checkpoints()
+    {
+        return checkpoints;
     }
 
     /** @return {@code ./{exp}/log/{instance}/{instance}_logger.txt}, where this learner's text log belongs */
     public Path logFile()
     {
-        return logFile.file();
+        return log.file();
     }
 
     /** @return the completed-update counter */
@@ -790,7 +602,7 @@ public class BaseLearner implements AutoCloseable
     }
 
     /** @return the policy, or null */
-    public Policy policy()
+    public Policy<B> policy()
     {
         return policy;
     }
@@ -798,13 +610,13 @@ public class BaseLearner implements AutoCloseable
     /** @return the tick monitor on monitoring ranks (after a policy is set), else null */
     public TickMonitor monitor()
     {
-        return monitor;
+        return log.monitor();
     }
 
     /** @return the log buffers */
     public LogBuffer logBuffer()
     {
-        return logBuffer;
+        return buffer;
     }
 
     /** @return train_time and data_time latency recorders (percentiles per log_show interval and in total) */
@@ -816,25 +628,25 @@ public class BaseLearner implements AutoCloseable
     /** @return the text logger */
     public Logger logger()
     {
-        return logger;
+        return log.logger();
     }
 
     /** @return the summary writer on monitoring ranks, or null */
     public SummaryWriter tbLogger()
     {
-        return tbLogger;
+        return log.tbLogger();
     }
 
     /** @return the checkpoint name the save hook uses instead of the iteration name, or null */
     public String ckptName()
     {
-        return ckptName;
+        return checkpoints.nameOverride();
     }
 
     /** @param name the checkpoint name for the next save, or null */
     public void ckptName(final String name)
     {
-        this.ckptName = name;
+        checkpoints.nameOverride(name);
     }
 
     /** @return the experiment name (its folder) */
@@ -849,7 +661,7 @@ public class BaseLearner implements AutoCloseable
         return instanceName;
     }
 
-    /** @return the collector env step of the last update */
+    /** @return the collector env step of the last update (0 before the first, -1 if the caller did not know it) */
     public long collectorEnvstep()
     {
         return collectorEnvstep;
@@ -876,33 +688,13 @@ public class BaseLearner implements AutoCloseable
     /** @return {@code ./{exp}/ckpt}, or {@code ./{exp}/ckpt_{instance}} when the instance is not {@code learner} */
     public Path checkpointDir()
     {
-        return Path.of(expName).resolve("learner".equals(instanceName) ? "ckpt" : "ckpt_" + instanceName);
-    }
-
-    /** @return how checkpoints are read and written */
-    public CheckpointIO checkpointIO()
-    {
-        return checkpointIO;
+        return checkpoints.dir();
     }
 
     /** @param io how checkpoints are read and written */
     public void checkpointIO(final CheckpointIO io)
     {
-        this.checkpointIO = Objects.requireNonNull(io, "io");
-    }
-
-    /**
-     * @return the log reducer ({@link LogReducer#IDENTITY} for one rank)
-     * @throws IllegalStateException for world size > 1 when no backend was set
-     */
-    public LogReducer logReducer()
-    {
-        if (null == logReducer)
-        {
-            throw new IllegalStateException("world size " + worldSize + " needs a log reducer: call "
-                + "logReducer(...) with the process group's reducer");
-        }
-        return logReducer;
+        checkpoints.io(io);
     }
 
     /** @param reducer averages log values across ranks */
@@ -911,36 +703,101 @@ public class BaseLearner implements AutoCloseable
         this.logReducer = Objects.requireNonNull(reducer, "reducer");
     }
 
-    /** @return whether {@code start()} finished its iterations */
+    /** @return whether the last run ended normally (its iterations, the data, or {@code stop()/close()}) */
     public boolean learnerDone()
     {
         return learnerDone;
     }
 
-    /** The allocation-free log sink handed to a {@link SinkPolicy}: the {@code scalar} buffer by index. */
+    /** What hooks see: counters, rank, logs, checkpoints, the log reducer; not the learner. */
+    private final class Context implements HookContext
+    {
+        @Override
+        public long lastIter()
+        {
+            return lastIter.val();
+        }
+
+        @Override
+        public long collectorEnvstep()
+        {
+            return collectorEnvstep;
+        }
+
+        @Override
+        public int rank()
+        {
+            return rank;
+        }
+
+        @Override
+        public int worldSize()
+        {
+            return worldSize;
+        }
+
+        @Override
+        public String instanceName()
+        {
+            return instanceName;
+        }
+
+        @Override
+        public LearnerLog log()
+        {
+            return log;
+        }
+
+        @Override
+        public Checkpoints checkpoints()
+        {
+            return checkpoints;
+        }
+
+        @Override
+        public LogReducer logReducer()
+        {
+            if (null == logReducer)
+            {
+                throw new IllegalStateException("world size " + worldSize + " needs a log reducer: call "
+                    + "learner.distributed(...) or logReducer(...) with the process group's reducer");
+            }
+            return logReducer;
+        }
+    }
+
+    /** The policy's sink: the {@code scalar} buffer by index, map-style values routed, priorities copied. */
     private final class Sink implements LogSink
     {
-        private double[] priorities = new double[0];
-        private int priorityCount = -1;
-        private Object pendingData;
-
         @Override
         public int register(final String key)
         {
-            return logBuffer.scalar().register(key);
+            return scalar.register(key);
         }
 
         @Override
         public void put(final int index, final double value)
         {
-            logBuffer.scalar().put(index, value);
+            scalar.put(index, value);
         }
 
         @Override
-        public void priority(final double[] values, final int count)
+        public void value(final String key, final Object value)
         {
-            priorities = values;
-            priorityCount = count;
+            buffer.route(key, value);
+        }
+
+        @Override
+        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+        {
+            priorities.set(values, slots, ids, count);
+        }
+
+        @Override
+        public void nextUpdate()
+        {
+            endUpdate();
+            updateStart = System.nanoTime();
         }
     }
 }

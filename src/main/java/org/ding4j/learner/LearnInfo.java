@@ -7,8 +7,8 @@ import java.util.Map;
  * DI-engine's {@code learn_info}: sent to the collector/commander side after updates.
  *
  * @param learnerStep  completed updates
- * @param priorityInfo the last update's priorities, or null when the policy gave none
- * @param learnerDone  whether {@code start()} finished its iterations
+ * @param priorityInfo the last reported priorities, or null when the policy gave none
+ * @param learnerDone  whether a run ({@code start()}) ended normally
  */
 public record LearnInfo(long learnerStep, PriorityInfo priorityInfo, boolean learnerDone)
 {

@@ -33,7 +33,7 @@ public final class LearnerRegistry
          * @param instanceName learner name
          * @return the learner
          */
-        BaseLearner create(Config cfg, Policy policy, SummaryWriter tbLogger, DistInfo distInfo, String expName,
+        BaseLearner<?> create(Config cfg, Policy<?> policy, SummaryWriter tbLogger, DistInfo distInfo, String expName,
             String instanceName);
     }
 
@@ -41,7 +41,7 @@ public final class LearnerRegistry
 
     static
     {
-        TYPES.put("base", BaseLearner::new);
+        TYPES.put("base", LearnerRegistry::base);
     }
 
     private LearnerRegistry()
@@ -55,6 +55,13 @@ public final class LearnerRegistry
     public static void register(final String type, final Factory factory)
     {
         TYPES.put(Objects.requireNonNull(type, "type"), Objects.requireNonNull(factory, "factory"));
+    }
+
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    private static BaseLearner<?> base(final Config cfg, final Policy<?> policy, final SummaryWriter tbLogger,
+        final DistInfo distInfo, final String expName, final String instanceName)
+    {
+        return new BaseLearner(cfg, policy, tbLogger, distInfo, expName, instanceName);
     }
 
     /** @return registered type names, sorted */
@@ -72,11 +79,13 @@ public final class LearnerRegistry
      * @param distInfo     rank and world size, or null
      * @param expName      experiment name
      * @param instanceName learner name
+     * @param <B>          the policy's batch type
      * @return the learner
      * @throws ConfigException naming {@code learner.type} (with the known types) or an import that fails
      */
-    public static BaseLearner createLearner(
-        final Config cfg, final Policy policy, final SummaryWriter tbLogger, final DistInfo distInfo,
+    @SuppressWarnings("unchecked")
+    public static <B> BaseLearner<B> createLearner(
+        final Config cfg, final Policy<B> policy, final SummaryWriter tbLogger, final DistInfo distInfo,
         final String expName, final String instanceName)
     {
         final Config config = null == cfg ? Config.empty() : cfg;
@@ -103,6 +112,6 @@ public final class LearnerRegistry
             throw new ConfigException("learner.type", "unknown learner type \"" + type + "\" (known types: "
                 + types() + ")");
         }
-        return factory.create(config, policy, tbLogger, distInfo, expName, instanceName);
+        return (BaseLearner<B>)factory.create(config, policy, tbLogger, distInfo, expName, instanceName);
     }
 }

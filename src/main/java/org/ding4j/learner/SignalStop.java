@@ -12,7 +12,7 @@ import sun.misc.SignalHandler;
  * handler; {@link #restore()} puts the previous handlers back. Where the platform refuses a signal (e.g. the JVM was
  * started with {@code -Xrs}), it is left alone.
  */
-public final class SignalStop
+final class SignalStop
 {
     private static final String[] SIGNALS = {"INT", "TERM"};
 
@@ -27,7 +27,7 @@ public final class SignalStop
      * @param onSignal what a signal does: set a flag (it runs on the JVM's signal thread)
      * @return the installed handlers; {@link #restore()} them when the loop ends
      */
-    public static SignalStop install(final Runnable onSignal)
+    static SignalStop install(final Runnable onSignal)
     {
         final SignalStop stop = new SignalStop();
         final SignalHandler handler = signal -> onSignal.run();
@@ -48,7 +48,7 @@ public final class SignalStop
     }
 
     /** Puts the handlers that were there before back. */
-    public void restore()
+    void restore()
     {
         for (int i = 0; i < signals.size(); i++)
         {

@@ -1,2 +1,2 @@
-/** The learner: BaseLearner, its registry, counters and the info it reports. */
+/** The learner: BaseLearner, the one training lifecycle (TrainingLoop, runner), its checkpoints, config and registry. */
 package org.ding4j.learner;

@@ -26,6 +26,7 @@ import org.agrona.concurrent.UnsafeBuffer;
 import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
+import org.ding4j.internal.JvmFlags;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,6 +78,7 @@ public final class TensorBoardWriter implements SummaryWriter
      */
     public TensorBoardWriter(final Path logDir, final int capacityBytes) throws IOException
     {
+        JvmFlags.requireAgronaAccess();
         if (capacityBytes < 4096 || !BitUtil.isPowerOfTwo(capacityBytes))
         {
             throw new IllegalArgumentException("capacityBytes: expected a power of two >= 4096, got " + capacityBytes);

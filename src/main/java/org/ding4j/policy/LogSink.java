@@ -1,13 +1,14 @@
 package org.ding4j.policy;
 
 /**
- * The learner's allocation-free entry point for an update's log vars: register a key once, write doubles by index.
- * Used on the training thread only.
+ * Where a {@link Policy} writes an update's log vars and priorities: the learner's log buffer, by index. Register a
+ * key once, then write doubles by index on every update; nothing here allocates except {@link #value}. Used on the
+ * training thread only.
  */
 public interface LogSink
 {
     /**
-     * @param key a log var name (same routing as map keys is not applied: these go to the {@code scalar} buffer)
+     * @param key a log var name; it goes to the {@code scalar} buffer
      * @return its index, stable for the learner's life
      */
     int register(String key);
@@ -19,11 +20,32 @@ public interface LogSink
     void put(int index, double value);
 
     /**
-     * Hands over this update's priorities (|TD error| per sample); the array is copied on the next
-     * {@code learnInfo()} call, not before, so the policy may reuse it from the update after that.
+     * DI-engine's map-style value, routed by key prefix: {@code [scalars]} to the {@code scalars} buffer,
+     * {@code [histogram]} to {@code histogram}, the rest to {@code scalar}. Allocates; {@link MapPolicy} uses
+     * it.
      *
-     * @param priorities one per sample
-     * @param count      how many are valid
+     * @param key   the key, with its prefix
+     * @param value a number or boolean, a map of numbers ({@code [scalars]}) or numbers ({@code [histogram]})
+     * @throws IllegalArgumentException naming the key if the value has no place in the buffers
      */
-    void priority(double[] priorities, int count);
+    void value(String key, Object value);
+
+    /**
+     * Reports this update's priorities (|TD error| per sample) with where each sample came from in a replay buffer.
+     * The learner copies the first {@code count} entries before this returns, so the policy may reuse its arrays.
+     *
+     * @param values priority per sample
+     * @param slots  each sample's {@code replay_buffer_idx} (-1 if unknown)
+     * @param ids    each sample's {@code replay_unique_id} (-1 if unknown)
+     * @param count  how many entries are valid
+     * @throws IllegalArgumentException if an array is shorter than {@code count}
+     */
+    void priority(double[] values, int[] slots, long[] ids, int count);
+
+    /**
+     * Ends the update whose vars were written so far and starts the next, for a policy that runs several updates in
+     * one {@code forward} call: the learner counts the update and runs the {@code after_iter} hooks now. The last
+     * update of a call ends when {@code forward} returns; a policy that does one update never calls this.
+     */
+    void nextUpdate();
 }

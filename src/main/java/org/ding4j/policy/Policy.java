@@ -4,45 +4,57 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A policy's learn mode, as the learner drives it (DI-engine's {@code policy.learn_mode}).
+ * A policy's learn mode as the learner drives it (DI-engine's {@code policy.learn_mode}), typed by its batch.
  * <p>
- * {@link #forward} does one update (or several) and returns its log vars the DI-engine way: one
- * {@code Map<String, Object>} or a {@code List} of them, one per update. A policy that must not allocate per update
- * implements {@link SinkPolicy} instead and writes primitives into the learner's sink. Called from the training
- * thread only.
+ * The learner calls {@link #registerLogVars} once when the policy is set, then {@link #forward} once per
+ * {@code train(batch)} on the training thread. An update writes its log vars by index into the {@link LogSink}
+ * (no allocation) and may report per-sample priorities as primitive arrays. A DI-engine style policy that returns
+ * maps of log vars extends {@link MapPolicy}, which adapts its maps onto the same sink. Called from the training
+ * thread only; a policy need not be thread-safe.
+ *
+ * @param <B> the batch type
  */
-public interface Policy
+public interface Policy<B>
 {
     /**
-     * One training call.
+     * Called once when the policy is set on a learner.
      *
-     * @param data   the batch (DI-engine: a list of transition maps)
-     * @param kwargs extra arguments; never null
-     * @return a map of log vars, or a list of maps (one per update); a {@code priority} entry in the (last) map is
-     *         taken out by the learner
+     * @param sink where keys are registered; keep the returned indices for {@link LogSink#put}
      */
-    Object forward(Object data, Map<String, Object> kwargs);
+    void registerLogVars(LogSink sink);
+
+    /**
+     * One update (or several, separated by {@link LogSink#nextUpdate()}).
+     *
+     * @param batch the batch
+     * @param sink  where this update's log vars and priorities go
+     */
+    void forward(B batch, LogSink sink);
 
     /** @return the log vars the monitor averages and the log table shows */
     List<String> monitorVars();
+
+    /**
+     * DI-engine's {@code get_attribute('batch_size')}: how many samples the data loader asks its source for.
+     *
+     * @return the batch size, at least 1
+     */
+    int batchSize();
+
+    /**
+     * DI-engine's {@code get_attribute('device')}: where the data loader moves batches before {@link #forward}.
+     *
+     * @return a libtorch device string; {@code cpu} unless overridden
+     */
+    default String device()
+    {
+        return "cpu";
+    }
 
     /** @return a description the learner logs when {@code log_policy} is on */
     default String info()
     {
         return getClass().getSimpleName();
-    }
-
-    /**
-     * DI-engine's {@code get_attribute}: at least {@code batch_size} (an Integer) and {@code device} (a String)
-     * for the data loader.
-     *
-     * @param name attribute name
-     * @return its value
-     * @throws IllegalArgumentException if the policy has no such attribute
-     */
-    default Object attribute(final String name)
-    {
-        throw new IllegalArgumentException(getClass().getSimpleName() + " has no attribute " + name);
     }
 
     /**

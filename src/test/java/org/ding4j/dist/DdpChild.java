@@ -11,6 +11,7 @@ import java.util.Locale;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.pytorch.Tensor;
 import org.ding4j.config.Config;
+import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
@@ -49,28 +50,28 @@ public final class DdpChild
         final boolean start = fail || args.length > 6 && "start".equals(args[6]);
         final DistInfo info = new DistInfo(rank, world, rank, "127.0.0.1", port);
         try (RegressionPolicy policy = new RegressionPolicy(100 + rank);
-            BaseLearner learner = new BaseLearner(Config.empty().with("hook.save_ckpt_after_run", false)
+            BaseLearner<Long> learner = new BaseLearner<>(Config.empty().with("hook.save_ckpt_after_run", false)
                 .with("train_iterations", (long)updates), policy, null, info, dir.resolve("exp").toString(), "learner");
-            DistTraining dist = DistTraining.join(info, timeout, learner, policy.regressor().optimizer()))
+            DistTraining dist = DistTraining.join(info, timeout, policy.regressor().optimizer()))
         {
+            learner.distributed(dist);
             final double[] local = new double[1];
-            // log_reduce runs at priority 10 and log_show (which empties the buffer) at 20: one hook sees the rank's own
-            // value, the other the reduced one.
+            // log_reduce runs at priority 10: one hook sees the rank's own value, the other the reduced one.
             learner.registerHook(new LearnerHook("record_local", 0, HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final HookContext l)
                 {
-                    local[0] = l.logBuffer().scalar().get("total_loss");
+                    local[0] = l.log().buffer().scalar().get("total_loss");
                 }
             });
             learner.registerHook(new LearnerHook("record_reduced", 15, HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final HookContext l)
                 {
-                    System.out.printf(Locale.ROOT, "iter %d local=%.17g reduced=%.17g%n", l.trainIter(), local[0],
-                        l.logBuffer().scalar().get("total_loss"));
+                    System.out.printf(Locale.ROOT, "iter %d local=%.17g reduced=%.17g%n", l.lastIter(), local[0],
+                        l.log().buffer().scalar().get("total_loss"));
                     System.out.flush();
                 }
             });

@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.ding4j.config.Config;
-import org.ding4j.learner.BaseLearner;
 import org.junit.jupiter.api.Test;
 
 /** DI-engine's test_learner_hook.py scenarios: positions, priorities, stable order, registry, config forms. */
@@ -29,7 +28,7 @@ class HooksTest
         }
 
         @Override
-        public void call(final BaseLearner learner)
+        public void call(final HookContext context)
         {
             CALLS.add(tag);
         }

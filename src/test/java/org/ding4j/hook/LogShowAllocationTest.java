@@ -19,7 +19,7 @@ import org.ding4j.learner.BaseLearner;
 import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TensorBoardWriter;
 import org.ding4j.policy.LogSink;
-import org.ding4j.policy.SinkPolicy;
+import org.ding4j.policy.Policy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,7 +45,7 @@ class LogShowAllocationTest
         final ReporterProbe probe = new ReporterProbe(tensorBoard);
         final Config cfg = ConfigFiles.override(Config.empty(), List.of("log_policy=false",
             "hook.log_show_after_iter=" + LOG_SHOW_EVERY, "hook.save_ckpt_after_iter=1000000000", "hook.save_ckpt_after_run=false"));
-        try (BaseLearner learner = new BaseLearner(cfg, new FourScalars(), probe, DistInfo.single(),
+        try (BaseLearner<Object> learner = new BaseLearner<>(cfg, new FourScalars(), probe, DistInfo.single(),
             dir.toString(), "learner"))
         {
             final Object batch = List.of();
@@ -74,7 +74,7 @@ class LogShowAllocationTest
      * report is dropped (a drop's warning would be logged, and logging allocates). The reporter's count is the
      * synchronisation; the deadline turns a stuck reporter into a failure.
      */
-    private static void report(final BaseLearner learner, final Object batch, final ReporterProbe probe,
+    private static void report(final BaseLearner<Object> learner, final Object batch, final ReporterProbe probe,
         final int reports, final long deadline)
     {
         long issued = probe.reports.get();
@@ -165,7 +165,7 @@ class LogShowAllocationTest
     }
 
     /** Writes four scalars by index, as the benchmark's no-op policy does. */
-    private static final class FourScalars implements SinkPolicy
+    private static final class FourScalars implements Policy<Object>
     {
         private final int[] slots = new int[4];
         private double x;
@@ -180,7 +180,7 @@ class LogShowAllocationTest
         }
 
         @Override
-        public void forward(final Object data, final Map<String, Object> kwargs, final LogSink sink)
+        public void forward(final Object data, final LogSink sink)
         {
             x += 1.0;
             for (int i = 0; i < slots.length; i++)
@@ -193,6 +193,12 @@ class LogShowAllocationTest
         public List<String> monitorVars()
         {
             return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
+        }
+
+        @Override
+        public int batchSize()
+        {
+            return 1;
         }
 
         @Override

@@ -24,10 +24,15 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookException;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.log.LogBuffer;
 import org.ding4j.log.SummaryWriter;
+import org.ding4j.policy.LogSink;
+import org.ding4j.policy.Policy;
+import org.ding4j.policy.PriorityFeedback;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -64,10 +69,10 @@ class BaseLearnerTest
             first.callHook(HookPosition.BEFORE_RUN);
             for (int i = 0; i < 5; i++)
             {
-                first.train(List.of(), i * 10, null);
+                first.train(List.of(), i * 10);
             }
             assertEquals(Set.of("iteration_5.pth.tar"), checkpoints("first"));
-            final Map<String, Object> saved = first.checkpointIO().read(first.checkpointDir().resolve("iteration_5.pth.tar"));
+            final Map<String, Object> saved = first.checkpoints().io().read(first.checkpointDir().resolve("iteration_5.pth.tar"));
             assertEquals(5L, saved.get("last_iter"));
             assertEquals(40L, saved.get("last_step"));
             assertEquals(5L, ((Map<?, ?>)saved.get("model")).get("updates"), "iteration_5 holds exactly 5 updates");
@@ -101,10 +106,9 @@ class BaseLearnerTest
         try (BaseLearner learner = learner("info", policy))
         {
             final List<Map<String, Object>> batch = List.of(
-                Map.of("replay_buffer_idx", 3, "replay_unique_id", "a"),
-                Map.of("replay_buffer_idx", 7, "replay_unique_id", "b"));
-            final Object out = learner.train(batch, 100, Map.of());
-            assertTrue(out instanceof Map);
+                Map.of("replay_buffer_idx", 3, "replay_unique_id", 11L),
+                Map.of("replay_buffer_idx", 7, "replay_unique_id", 12L));
+            learner.train(batch, 100);
             final Map<String, Object> info = learner.learnInfo().toMap();
             assertEquals(List.of("learner_step", "priority_info", "learner_done"), new ArrayList<>(info.keySet()));
             assertEquals(1L, info.get("learner_step"));
@@ -112,7 +116,7 @@ class BaseLearnerTest
             final Map<?, ?> priority = (Map<?, ?>)info.get("priority_info");
             assertEquals(List.of(0.5, 0.25), priority.get("priority"));
             assertEquals(List.of(3, 7), priority.get("replay_buffer_idx"));
-            assertEquals(List.of("a", "b"), priority.get("replay_unique_id"));
+            assertEquals(List.of(11L, 12L), priority.get("replay_unique_id"));
             assertEquals(100, learner.collectorEnvstep());
         }
     }
@@ -128,15 +132,15 @@ class BaseLearnerTest
             learner.registerHook(new LearnerHook("probe", 0, HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final HookContext l)
                 {
-                    seen.add(l.trainIter() + ":" + l.logBuffer().scalar().has("train_time") + ":"
-                        + l.logBuffer().scalar().has("total_loss") + ":" + l.logBuffer().scalars().get("q") + ":"
-                        + l.logBuffer().histogram().get("td").length);
+                    final LogBuffer buffer = l.log().buffer();
+                    seen.add(l.lastIter() + ":" + buffer.scalar().has("train_time") + ":"
+                        + buffer.scalar().has("total_loss") + ":" + buffer.scalars().get("q") + ":"
+                        + buffer.histogram().get("td").length);
                 }
             });
-            final Object out = learner.train(List.of());
-            assertEquals(3, ((List<?>)out).size());
+            learner.train(List.of());
             assertEquals(3, learner.trainIter(), "a list of three maps is three updates");
             assertEquals(List.of("1:true:true:{a=1.0, b=2.0}:3", "2:true:true:{a=1.0, b=2.0}:3",
                 "3:true:true:{a=1.0, b=2.0}:3"), seen);
@@ -154,14 +158,14 @@ class BaseLearnerTest
             learner.policy(new CountingPolicy()
             {
                 @Override
-                public Object forward(final Object data, final Map<String, Object> kwargs)
+                protected Object learn(final Object data)
                 {
                     return 42;
                 }
             });
             final IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> learner.train(List.of()));
-            assertEquals("policy.forward returned java.lang.Integer; expected a Map of log vars or a List of them",
+            assertEquals("policy.learn returned java.lang.Integer; expected a Map of log vars or a List of them",
                 bad.getMessage());
         }
     }
@@ -177,9 +181,9 @@ class BaseLearnerTest
         {
             for (int i = 0; i < 4; i++)
             {
-                learner.train(List.of(), 7, null);
+                learner.train(List.of(), 7);
             }
-            assertEquals(0, learner.logBuffer().scalar().count(), "log_show clears the buffers");
+            assertEquals(0, learner.logBuffer().scalar().count(), "the learner clears the buffers after after_iter");
             assertEquals(4, learner.monitor().time());
         }
         // The reporter thread writes the summaries; close() drains it before closing the writer.
@@ -327,7 +331,7 @@ class BaseLearnerTest
             learner.registerHook(new LearnerHook("exploder", 50, HookPosition.BEFORE_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final HookContext l)
                 {
                     throw new IllegalStateException("boom");
                 }
@@ -341,33 +345,40 @@ class BaseLearnerTest
     }
 
     @Test
-    void shouldTakeLogVarsAndPrioritiesFromASinkPolicyByIndex()
+    void shouldTakeLogVarsAndPrioritiesFromATypedPolicyByIndex()
     {
         final double[] priorities = {0.3, 0.7, 0.9};
-        final org.ding4j.policy.SinkPolicy policy = new org.ding4j.policy.SinkPolicy()
+        final int[] slots = {4, 5, 6};
+        final long[] ids = {40, 50, 60};
+        final Policy<String> policy = new Policy<>()
         {
             private int loss;
             private double step;
 
             @Override
-            public void registerLogVars(final org.ding4j.policy.LogSink sink)
+            public void registerLogVars(final LogSink sink)
             {
                 loss = sink.register("total_loss");
             }
 
             @Override
-            public void forward(final Object data, final Map<String, Object> kwargs,
-                final org.ding4j.policy.LogSink sink)
+            public void forward(final String batch, final LogSink sink)
             {
                 step++;
                 sink.put(loss, 1.0 / step);
-                sink.priority(priorities, 2);
+                sink.priority(priorities, slots, ids, 2);
             }
 
             @Override
             public List<String> monitorVars()
             {
                 return List.of("total_loss");
+            }
+
+            @Override
+            public int batchSize()
+            {
+                return 2;
             }
 
             @Override
@@ -382,27 +393,57 @@ class BaseLearnerTest
             }
         };
         final List<Double> losses = new ArrayList<>();
-        try (BaseLearner learner = new BaseLearner(
+        try (BaseLearner<String> learner = new BaseLearner<>(
             ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=1")), policy, null,
             DistInfo.single(), dir.resolve("sink").toString(), "learner"))
         {
             learner.registerHook(new LearnerHook("probe", 0, HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final HookContext l)
                 {
-                    losses.add(l.logBuffer().scalar().get("total_loss"));
+                    losses.add(l.log().buffer().scalar().get("total_loss"));
                 }
             });
-            final List<Map<String, Object>> batch = List.of(Map.of("replay_unique_id", "u1"),
-                Map.of("replay_unique_id", "u2"));
-            assertNull(learner.train(batch));
-            learner.train(batch);
+            assertEquals(-1, learner.priorities().count(), "no priorities before an update reports them");
+            learner.train("batch");
+            learner.train("batch");
             assertEquals(List.of(1.0, 0.5), losses);
             assertEquals(0.75, learner.monitor().avg("total_loss"));
+            final PriorityFeedback feedback = learner.priorities();
+            assertEquals(2, feedback.count());
+            assertEquals(0.7, feedback.value(1));
+            assertEquals(5, feedback.slot(1));
+            assertEquals(50L, feedback.id(1));
             final PriorityInfo info = learner.learnInfo().priorityInfo();
-            assertArrayEquals(new double[] {0.3, 0.7}, (double[])info.priority());
-            assertEquals(List.of("u1", "u2"), info.replayUniqueId());
+            assertArrayEquals(new double[] {0.3, 0.7}, info.priority());
+            assertArrayEquals(new long[] {40, 50}, info.replayUniqueId());
+        }
+    }
+
+    @Test
+    void shouldLetHooksAtAnyPrioritySeeTheIterationsLogVars()
+    {
+        final List<String> seen = new ArrayList<>();
+        try (BaseLearner learner = learner("late", "hook.log_show_after_iter=1"))
+        {
+            // log_show runs at priority 20; a user's hook at the default 100 runs after it.
+            learner.registerHook(new LearnerHook("late_reader", 100, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final HookContext l)
+                {
+                    final LogBuffer buffer = l.log().buffer();
+                    seen.add(buffer.scalar().has("total_loss") + ":" + buffer.scalar().has("train_time") + ":"
+                        + buffer.histogram().containsKey("td"));
+                }
+            });
+            for (int i = 0; i < 3; i++)
+            {
+                learner.train(List.of());
+            }
+            assertEquals(List.of("true:true:true", "true:true:true", "true:true:true"), seen);
+            assertEquals(0, learner.logBuffer().scalar().count(), "cleared after the last after_iter hook");
         }
     }
 

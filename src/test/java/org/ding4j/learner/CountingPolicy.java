@@ -5,10 +5,10 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.ding4j.policy.Policy;
+import org.ding4j.policy.MapPolicy;
 
 /** A policy without native code: each update adds 1 to a counter; its state is that counter. */
-class CountingPolicy implements Policy
+class CountingPolicy extends MapPolicy<Object>
 {
     long updates;
     int updatesPerCall = 1;
@@ -18,7 +18,7 @@ class CountingPolicy implements Policy
     final List<Map<String, Object>> loaded = new ArrayList<>();
 
     @Override
-    public Object forward(final Object data, final Map<String, Object> kwargs)
+    protected Object learn(final Object data)
     {
         trained.add(data);
         final List<Map<String, Object>> out = new ArrayList<>();
@@ -46,14 +46,15 @@ class CountingPolicy implements Policy
     }
 
     @Override
-    public Object attribute(final String name)
+    public int batchSize()
     {
-        return switch (name)
-        {
-            case "batch_size" -> 4;
-            case "device" -> device;
-            default -> Policy.super.attribute(name);
-        };
+        return 4;
+    }
+
+    @Override
+    public String device()
+    {
+        return device;
     }
 
     @Override

@@ -7,18 +7,21 @@ import java.util.Map;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.policy.LogSink;
+import org.ding4j.policy.Policy;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.MlpRegressor;
-import org.ding4j.policy.Policy;
 
 /**
  * A real libtorch policy for learner tests: a 4-32-2 MLP regressor with the fused Adam. Each batch is a seed; the
  * update draws its inputs and targets from it, so runs are reproducible without any other RNG state.
  */
-public final class RegressionPolicy implements Policy, AutoCloseable
+public final class RegressionPolicy implements Policy<Long>, AutoCloseable
 {
     private final MlpRegressor regressor;
+    private int totalLoss;
+    private int curLr;
 
     /** @param initSeed the seed the MLP's initial weights are drawn from */
     public RegressionPolicy(final long initSeed)
@@ -28,26 +31,28 @@ public final class RegressionPolicy implements Policy, AutoCloseable
     }
 
     @Override
-    public Object forward(final Object data, final Map<String, Object> kwargs)
+    public void registerLogVars(final LogSink sink)
     {
-        try (PointerScope scope = new PointerScope())
-        {
-            final Tensor[] xy = batch((Long)data);
-            final double loss = regressor.step(xy[0], xy[1]);
-            return new LinkedHashMap<>(Map.of("total_loss", loss, "cur_lr", regressor.optimizer().lr()));
-        }
+        totalLoss = sink.register("total_loss");
+        curLr = sink.register("cur_lr");
     }
 
     @Override
-    public Object attribute(final String name)
+    public void forward(final Long seed, final LogSink sink)
     {
-        // One seed per batch for the data loader of start().
-        return switch (name)
+        try (PointerScope scope = new PointerScope())
         {
-            case "batch_size" -> 1;
-            case "device" -> "cpu";
-            default -> Policy.super.attribute(name);
-        };
+            final Tensor[] xy = batch(seed);
+            sink.put(totalLoss, regressor.step(xy[0], xy[1]));
+            sink.put(curLr, regressor.optimizer().lr());
+        }
+    }
+
+    /** One seed per batch for the data loader of start(). */
+    @Override
+    public int batchSize()
+    {
+        return 1;
     }
 
     @Override

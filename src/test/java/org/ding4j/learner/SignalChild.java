@@ -22,9 +22,9 @@ final class SignalChild
             learner.registerHook(new LearnerHook("report", 200, HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final org.ding4j.hook.HookContext l)
                 {
-                    System.out.println("iteration " + l.trainIter());
+                    System.out.println("iteration " + l.lastIter());
                     System.out.flush();
                 }
             });

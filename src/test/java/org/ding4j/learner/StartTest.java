@@ -51,9 +51,9 @@ class StartTest
             learner.registerHook(new org.ding4j.hook.LearnerHook("probe", 0, org.ding4j.hook.HookPosition.AFTER_ITER)
             {
                 @Override
-                public void call(final BaseLearner l)
+                public void call(final org.ding4j.hook.HookContext l)
                 {
-                    dataTimeSeen.add(l.logBuffer().scalar().has("data_time"));
+                    dataTimeSeen.add(l.log().buffer().scalar().has("data_time"));
                 }
             });
             learner.dataSource(size -> {
@@ -115,13 +115,13 @@ class StartTest
         final CountingPolicy policy = new CountingPolicy()
         {
             @Override
-            public Object forward(final Object data, final Map<String, Object> kwargs)
+            protected Object learn(final Object data)
             {
                 if (3 == updates)
                 {
                     throw boom;
                 }
-                return super.forward(data, kwargs);
+                return super.learn(data);
             }
         };
         try (BaseLearner learner = learner(policy))
@@ -141,21 +141,42 @@ class StartTest
     @Test
     void shouldStopPromptlyWhenClosedWhileWaitingForData() throws Exception
     {
+        final CountDownLatch running = new CountDownLatch(1);
+        final CountDownLatch afterRun = new CountDownLatch(1);
         final CountDownLatch waiting = new CountDownLatch(1);
         final CountDownLatch never = new CountDownLatch(1);
         final BaseLearner learner = learner(new CountingPolicy());
+        learner.registerHook(new org.ding4j.hook.LearnerHook("running", 0, org.ding4j.hook.HookPosition.BEFORE_RUN)
+        {
+            @Override
+            public void call(final org.ding4j.hook.HookContext context)
+            {
+                running.countDown();
+            }
+        });
+        learner.registerHook(new org.ding4j.hook.LearnerHook("finished", 0, org.ding4j.hook.HookPosition.AFTER_RUN)
+        {
+            @Override
+            public void call(final org.ding4j.hook.HookContext context)
+            {
+                afterRun.countDown();
+            }
+        });
         learner.dataSource(size -> {
             waiting.countDown();
             never.await();
             return List.of();
         });
         learner.setupDataloader();
-        final CompletableFuture<Void> run = CompletableFuture.runAsync(learner::start);
+        final CompletableFuture<RunOutcome> run = CompletableFuture.supplyAsync(learner::start);
+        assertTrue(running.await(10, TimeUnit.SECONDS));
         assertTrue(waiting.await(10, TimeUnit.SECONDS));
         learner.close();
-        run.get(10, TimeUnit.SECONDS);
+        assertEquals(0, afterRun.getCount(), "close() waits for the loop to end, after_run hooks included");
+        assertEquals(RunOutcome.STOPPED, run.get(10, TimeUnit.SECONDS));
         assertEquals(0, learner.trainIter());
-        assertFalse(learner.learnerDone());
+        assertTrue(learner.learnerDone(), "DI-engine sets learner_done when close() ends start()");
+        assertThrows(IllegalStateException.class, learner::start, "a closed learner does not start again");
     }
 
     @Test

@@ -13,8 +13,8 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.policy.LogSink;
+import org.ding4j.policy.MapPolicy;
 import org.ding4j.policy.Policy;
-import org.ding4j.policy.SinkPolicy;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -32,7 +32,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * DESIGN.md target 1: the learner's own cost per {@code train()} with a no-op policy writing 4 scalars,
  * {@code log_show} every 100 iterations, TensorBoard on (a real event file in a temp folder), no checkpoints.
- * {@code sink}: the zero-allocation {@link SinkPolicy} path; {@code map}: a DI-engine-style policy returning a map.
+ * {@code sink}: a typed policy writing by index (the zero-allocation path); {@code map}: a DI-engine-style
+ * {@link MapPolicy} returning a map.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.AverageTime)
@@ -50,7 +51,7 @@ public class LearnerTrainBenchmark
     @Param({"100"})
     public long logShowEvery;
 
-    private BaseLearner learner;
+    private BaseLearner<Object> learner;
     private Path folder;
     private final Object batch = List.of();
 
@@ -60,14 +61,14 @@ public class LearnerTrainBenchmark
         folder = Files.createTempDirectory("ding4j-bench");
         final Config cfg = ConfigFiles.override(Config.empty(), List.of("log_policy=false",
             "hook.log_show_after_iter=" + logShowEvery, "hook.save_ckpt_after_iter=1000000000", "hook.save_ckpt_after_run=false"));
-        learner = new BaseLearner(cfg, "sink".equals(policy) ? new NoOpSinkPolicy() : new NoOpMapPolicy(), null,
+        learner = new BaseLearner<>(cfg, "sink".equals(policy) ? new NoOpSinkPolicy() : new NoOpMapPolicy(), null,
             DistInfo.single(), folder.toString(), "learner");
     }
 
     @Benchmark
-    public Object train()
+    public void train()
     {
-        return learner.train(batch);
+        learner.train(batch);
     }
 
     @TearDown(Level.Trial)
@@ -76,29 +77,35 @@ public class LearnerTrainBenchmark
         learner.close();
     }
 
-    /** What both no-op policies share: the four monitor vars and an empty state. */
-    abstract static class NoOpPolicy implements Policy
+    /** What both no-op policies share: the four monitor vars, a batch size and an empty state. */
+    interface NoOpPolicy extends Policy<Object>
     {
         @Override
-        public List<String> monitorVars()
+        default List<String> monitorVars()
         {
             return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
         }
 
         @Override
-        public Map<String, Object> stateDict()
+        default int batchSize()
+        {
+            return 1;
+        }
+
+        @Override
+        default Map<String, Object> stateDict()
         {
             return Map.of();
         }
 
         @Override
-        public void loadStateDict(final Map<String, Object> state)
+        default void loadStateDict(final Map<String, Object> state)
         {
         }
     }
 
     /** Writes four scalars by index. */
-    static final class NoOpSinkPolicy extends NoOpPolicy implements SinkPolicy
+    static final class NoOpSinkPolicy implements NoOpPolicy
     {
         private int a;
         private int b;
@@ -116,7 +123,7 @@ public class LearnerTrainBenchmark
         }
 
         @Override
-        public void forward(final Object data, final Map<String, Object> kwargs, final LogSink sink)
+        public void forward(final Object data, final LogSink sink)
         {
             x += 1.0;
             sink.put(a, 1e-3);
@@ -127,12 +134,12 @@ public class LearnerTrainBenchmark
     }
 
     /** Returns a fresh map of four numbers, as a DI-engine policy does. */
-    static final class NoOpMapPolicy extends NoOpPolicy
+    static final class NoOpMapPolicy extends MapPolicy<Object> implements NoOpPolicy
     {
         private double x;
 
         @Override
-        public Object forward(final Object data, final Map<String, Object> kwargs)
+        protected Object learn(final Object data)
         {
             x += 1.0;
             final Map<String, Object> vars = new HashMap<>(8);

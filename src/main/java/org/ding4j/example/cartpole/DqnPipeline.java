@@ -1,0 +1,262 @@
+package org.ding4j.example.cartpole;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.config.ConfigSchema;
+import org.ding4j.config.ValueRule;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.RunOutcome;
+
+/**
+ * DQN on CartPole end to end, as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
+ * {@code n_sample} transitions epsilon-greedily, push them, then {@code update_per_collect} times sample a batch,
+ * {@code learner.train} it and feed the priorities back; evaluate every {@code eval_freq} updates (greedy, the same
+ * seeded starts each time), save {@code ckpt_best.pth.tar} on a new best return, and stop at {@code stop_value},
+ * {@code max_env_step} or {@code max_train_iter}. With {@code pipeline.mode: parallel} the collector and
+ * evaluator run on their own thread with a copy of the net refreshed from the learner's after every collect, and
+ * the learner runs {@code start()} pulling batches through its {@code AsyncDataLoader}; the loader's source keeps
+ * the serial ratio of updates to env steps, so both modes run the same algorithm.
+ * <p>
+ * The config is {@code examples/cartpole_dqn.yaml} (embedded) deep-merged with the user's; every key is checked
+ * before anything starts, errors naming the key. Each run writes {@code ./{exp_name}/summary.json}. Both modes run
+ * under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, stop vote, exception and interrupt
+ * checkpoints): serial mode as a {@link SerialLoop}, parallel mode as {@code learner.start()} fed by a
+ * {@link ParallelDriver}. The pieces: {@link DqnRun} wires one run's objects, {@link EvalSchedule} decides when to
+ * evaluate and keeps the best return, {@link WarmUp} warms the JIT, {@link SummaryFile} writes the summary.
+ */
+public final class DqnPipeline
+{
+    /** The embedded default config on the class path. */
+    public static final String DEFAULT_CONFIG = "org/ding4j/examples/cartpole_dqn.yaml";
+    /** The checkpoint saved on each new best evaluation. */
+    public static final String BEST_CHECKPOINT = "ckpt_best.pth.tar";
+
+    private static final ConfigSchema SCHEMA = ConfigSchema.builder("", ConfigFiles.loadResource(DEFAULT_CONFIG))
+        .rule("exp_name", ValueRule.NON_EMPTY_STRING)
+        .rule("env.collector_env_num", ValueRule.POSITIVE_INTEGER)
+        .rule("env.evaluator_env_num", ValueRule.POSITIVE_INTEGER)
+        .rule("env.n_evaluator_episode", ValueRule.POSITIVE_INTEGER)
+        .rule("env.stop_value", ValueRule.POSITIVE_NUMBER)
+        .rule("env.max_episode_steps", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.model.obs_shape", v -> Long.valueOf(CartPole.OBS).equals(v) ? null
+            : "expected " + CartPole.OBS + " (CartPole's observation width)")
+        .rule("policy.model.action_shape", v -> Long.valueOf(CartPole.ACTIONS).equals(v) ? null
+            : "expected " + CartPole.ACTIONS + " (CartPole's actions)")
+        .rule("policy.model.encoder_hidden_size_list", DqnPipeline::positiveWidths)
+        .rule("policy.nstep", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.discount_factor", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
+            ? null : "expected a number in [0, 1]")
+        .rule("policy.learn.update_per_collect", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.learn.batch_size", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.learn.learning_rate", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.target_update_freq", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.learn.target_theta", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
+            ? null : "expected a number in [0, 1]")
+        .rule("policy.learn.loss", v -> "mse".equals(v) || "huber".equals(v) ? null : "expected mse or huber")
+        .rule("policy.learn.grad_clip", v -> v instanceof Number n && n.doubleValue() >= 0 ? null
+            : "expected a number >= 0")
+        .rule("policy.collect.n_sample", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.other.eps.type", v -> "exp".equals(v) ? null : "expected exp (exponential decay)")
+        .rule("policy.other.eps.decay", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.POSITIVE_INTEGER)
+        .rule("pipeline.mode", v -> "serial".equals(v) || "parallel".equals(v) ? null : "expected serial or parallel")
+        .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
+        .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
+        .rule("pipeline.warmup_updates", ValueRule.NON_NEGATIVE_INTEGER)
+        .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
+        .open("learner")
+        .build();
+
+    /**
+     * A progress report, sent after each evaluation (and at the end).
+     *
+     * @param envSteps       env steps so far
+     * @param trainIter      updates so far
+     * @param epsilon        exploration epsilon now
+     * @param lastEvalReturn the latest evaluation's mean return
+     * @param bestEvalReturn the best so far
+     * @param updatesPerS    updates per second of training wall time so far
+     */
+    public record Progress(long envSteps, long trainIter, double epsilon, double lastEvalReturn,
+        double bestEvalReturn, double updatesPerS)
+    {
+    }
+
+    /**
+     * What a run did; also written as {@code summary.json}.
+     *
+     * @param solved         whether an evaluation reached {@code stop_value}
+     * @param stopValue      the target return
+     * @param bestEvalReturn the best evaluation mean return
+     * @param envSteps       env steps taken
+     * @param trainIter      updates done
+     * @param wallS          training wall time (from the first collect to the end; setup excluded)
+     * @param setupS         building nets, learner, envs and buffer
+     * @param warmupS        the warm-up on throwaway nets before setup ({@code pipeline.warmup_updates})
+     * @param updatesPerS    updates per second of training wall time
+     * @param mode           serial or parallel
+     * @param seed           the run's seed
+     * @param paths          where the checkpoints, logs and TensorBoard files are
+     * @param interrupted    whether SIGINT/SIGTERM stopped it (rank 0 saved {@code ckpt_interrupt})
+     */
+    public record Summary(boolean solved, double stopValue, double bestEvalReturn, long envSteps, long trainIter,
+        double wallS, double setupS, double warmupS, double updatesPerS, String mode, long seed, Map<String, Object> paths,
+        boolean interrupted)
+    {
+    }
+
+    private final Config cfg;
+    private final DistInfo dist;
+
+    /**
+     * A single-process run.
+     *
+     * @param user the user's config (null: the embedded default), deep-merged over the default
+     * @throws ConfigException naming the first bad key
+     */
+    public DqnPipeline(final Config user)
+    {
+        this(user, DistInfo.single());
+    }
+
+    /**
+     * A run on one rank of a data-parallel job (every rank runs the same config; {@code ding4j launch} starts them).
+     * Each rank collects with its own env and buffer seeds ({@code seed + rank}) and averages its gradients with
+     * the others through c10d every update; parameters stay bit-identical, so every rank's evaluation (same seeded
+     * starts on all ranks) returns the same value and all stop at the same update. Rank 0 alone writes the config,
+     * the checkpoints, TensorBoard and {@code summary.json}. Serial mode only.
+     *
+     * @param user the user's config, deep-merged over the default
+     * @param dist this rank's place
+     * @throws ConfigException naming the first bad key
+     */
+    public DqnPipeline(final Config user, final DistInfo dist)
+    {
+        this.dist = Objects.requireNonNull(dist, "dist");
+        this.cfg = SCHEMA.apply(user);
+        if (dist.distributed() && !"serial".equals(cfg.getString("pipeline.mode")))
+        {
+            throw new ConfigException("pipeline.mode", "expected serial with WORLD_SIZE=" + dist.worldSize()
+                + " (data-parallel runs the serial pipeline on every rank), got " + cfg.getString("pipeline.mode"));
+        }
+        // The learner section is open here; the learner's own schema checks it now, before anything starts.
+        BaseLearner.checkConfig(cfg.child("learner"));
+        if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
+        {
+            throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
+                + cfg.getInt("policy.other.replay_buffer.replay_buffer_size") + "), got "
+                + cfg.getInt("policy.learn.batch_size"));
+        }
+    }
+
+    /** @return the embedded default config */
+    public static Config defaultConfig()
+    {
+        return SCHEMA.defaults();
+    }
+
+    /** @return the effective config */
+    public Config config()
+    {
+        return cfg;
+    }
+
+    /** The policy's settings from {@code policy.*}. */
+    static DqnPolicy.Settings policySettings(final Config cfg)
+    {
+        final List<Object> widths = cfg.getList("policy.model.encoder_hidden_size_list");
+        final long[] hidden = new long[widths.size()];
+        for (int i = 0; i < hidden.length; i++)
+        {
+            hidden[i] = ((Number)widths.get(i)).longValue();
+        }
+        return new DqnPolicy.Settings(cfg.getInt("policy.model.obs_shape"), cfg.getInt("policy.model.action_shape"),
+            hidden, cfg.getBoolean("policy.model.dueling"), cfg.getInt("policy.learn.batch_size"),
+            cfg.getDouble("policy.learn.learning_rate"), cfg.getInt("policy.learn.target_update_freq"),
+            cfg.getDouble("policy.learn.target_theta"), "huber".equals(cfg.getString("policy.learn.loss")),
+            cfg.getDouble("policy.learn.grad_clip"));
+    }
+
+    /**
+     * Runs the job to its end.
+     *
+     * @param progress receives a report after each evaluation (on the evaluating thread; keep it short)
+     * @param startup  times measured before the pipeline existed (JVM start, native load), copied into
+     *                 {@code summary.json} under {@code startup}
+     * @return the summary, also written to {@code ./{exp_name}/summary.json}
+     * @throws IOException if the summary cannot be written
+     */
+    public Summary run(final Consumer<Progress> progress, final Map<String, Object> startup) throws IOException
+    {
+        Objects.requireNonNull(progress, "progress");
+        final long warmupStart = System.nanoTime();
+        WarmUp.run(cfg, cfg.getInt("pipeline.warmup_updates"));
+        final double warmupS = (System.nanoTime() - warmupStart) / 1e9;
+        final long setupStart = System.nanoTime();
+        final long seed = cfg.getLong("seed");
+        final String exp = cfg.getString("exp_name");
+        // Seeded after the warm-up, so that the warm-up's draws do not change the run.
+        torch.manual_seed(seed);
+        Files.createDirectories(Path.of(exp));
+        if (0 == dist.rank())
+        {
+            ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+        }
+        try (DqnRun run = new DqnRun(cfg, seed, exp, dist, progress))
+        {
+            final double setupS = (System.nanoTime() - setupStart) / 1e9;
+            run.startClock();
+            final RunOutcome outcome;
+            if ("parallel".equals(cfg.getString("pipeline.mode")))
+            {
+                try (ParallelDriver driver = new ParallelDriver(run))
+                {
+                    outcome = driver.run();
+                }
+            }
+            else
+            {
+                try (SerialLoop loop = new SerialLoop(run))
+                {
+                    outcome = run.learner().run(loop);
+                }
+            }
+            run.learner().collectorEnvstep(run.collector().envsteps());
+            final Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome);
+            if (0 == dist.rank())
+            {
+                SummaryFile.write(summary, startup, Path.of(exp, "summary.json"));
+            }
+            return summary;
+        }
+    }
+
+    private static String positiveWidths(final Object v)
+    {
+        if (!(v instanceof List<?> list) || list.isEmpty())
+        {
+            return "expected a non-empty list of positive integers";
+        }
+        for (final Object w : list)
+        {
+            if (!(w instanceof Long l) || l < 1)
+            {
+                return "expected a non-empty list of positive integers";
+            }
+        }
+        return null;
+    }
+}

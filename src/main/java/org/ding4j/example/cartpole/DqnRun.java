@@ -1,0 +1,183 @@
+package org.ding4j.example.cartpole;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+
+import org.ding4j.config.Config;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.DistTraining;
+import org.ding4j.dist.GradientSync;
+import org.ding4j.example.dqn.DqnBatch;
+import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.learner.BaseLearner;
+
+/**
+ * One run's objects, built from the checked config and closed together: the DQN policy, the learner, the replay
+ * buffer, the collector, the evaluation schedule and, on a data-parallel rank, the process group wiring. Each rank
+ * explores on its own (env and sampling seeds apart by rank); evaluation replays the same seeded starts everywhere.
+ */
+final class DqnRun implements AutoCloseable
+{
+    private final Config cfg;
+    private final long seed;
+    private final String exp;
+    private final DistInfo dist;
+    private final Consumer<DqnPipeline.Progress> progress;
+    private final DqnPolicy policy;
+    private final BaseLearner<DqnBatch> learner;
+    private final DistTraining distTraining;
+    private final ReplayBuffer buffer;
+    private final Collector collector;
+    private final EvalSchedule schedule;
+    private long start;
+
+    DqnRun(final Config cfg, final long seed, final String exp, final DistInfo dist,
+        final Consumer<DqnPipeline.Progress> progress)
+    {
+        this.cfg = cfg;
+        this.seed = seed;
+        this.exp = exp;
+        this.dist = dist;
+        this.progress = progress;
+        policy = new DqnPolicy(DqnPipeline.policySettings(cfg));
+        learner = new BaseLearner<>(cfg.child("learner"), policy, null, dist, exp, "learner");
+        if (dist.distributed())
+        {
+            distTraining = DistTraining.join(dist,
+                Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), policy.optimizer());
+            learner.distributed(distTraining);
+            // join broadcast the online net; the target net starts as its copy on every rank too.
+            GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());
+        }
+        else
+        {
+            distTraining = null;
+        }
+        final long rankSeed = seed + 100_000L * dist.rank();
+        buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), CartPole.OBS,
+            cfg.getBoolean("policy.other.replay_buffer.priority"),
+            cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
+            cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
+        final int maxSteps = cfg.getInt("env.max_episode_steps");
+        collector = new Collector(new CartPole(cfg.getInt("env.collector_env_num"), maxSteps, rankSeed), buffer,
+            cfg.getDouble("policy.other.eps.start"), cfg.getDouble("policy.other.eps.end"),
+            cfg.getDouble("policy.other.eps.decay"), cfg.getInt("policy.nstep"),
+            cfg.getDouble("policy.discount_factor"), rankSeed + 1);
+        // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
+        schedule = new EvalSchedule(new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"), maxSteps,
+            seed + 10_000), cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
+            cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
+    }
+
+    /** Starts the training wall clock (setup excluded). */
+    void startClock()
+    {
+        start = System.nanoTime();
+    }
+
+    /**
+     * Evaluates the net when due, reports progress.
+     *
+     * @param net       the net to evaluate (the learner's, or the collector thread's copy)
+     * @param trainIter updates so far
+     * @param onNewBest what saves the best checkpoint
+     * @return whether to stop (solved)
+     */
+    boolean evaluateIfDue(final QNetwork net, final long trainIter, final Runnable onNewBest)
+    {
+        if (!schedule.due(trainIter))
+        {
+            return false;
+        }
+        final boolean solved = schedule.evaluate(net, onNewBest);
+        progress.accept(new DqnPipeline.Progress(collector.envsteps(), trainIter, collector.epsilon(),
+            schedule.lastReturn(), schedule.bestReturn(), trainIter / elapsedS()));
+        return solved;
+    }
+
+    /** Saves {@code ckpt_best} through the learner (its {@code save_ckpt_after_run} hook), at the current counters. */
+    void saveBest()
+    {
+        learner.collectorEnvstep(collector.envsteps());
+        learner.saveCheckpoint(DqnPipeline.BEST_CHECKPOINT);
+    }
+
+    private double elapsedS()
+    {
+        return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+    }
+
+    DqnPipeline.Summary summary(final double setupS, final double warmupS, final boolean interrupted)
+    {
+        final double wallS = elapsedS();
+        final Path ckptDir = learner.checkpointDir();
+        final Path best = ckptDir.resolve(DqnPipeline.BEST_CHECKPOINT);
+        final Map<String, Object> paths = new LinkedHashMap<>();
+        List<String> checkpoints;
+        try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
+        {
+            checkpoints = files.map(Path::toString).sorted().toList();
+        }
+        catch (final IOException ex)
+        {
+            checkpoints = List.of();
+        }
+        paths.put("checkpoints", checkpoints);
+        paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
+        paths.put("log", learner.logFile().toString());
+        paths.put("tensorboard", Path.of(exp, "log", "learner", "learner_tb_logger").toString());
+        paths.put("config", Path.of(exp, "total_config.yaml").toString());
+        paths.put("world_size", dist.worldSize());
+        paths.put("env_steps_all_ranks", collector.envsteps() * dist.worldSize());
+        return new DqnPipeline.Summary(schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
+            collector.envsteps(), learner.trainIter(), wallS, setupS, warmupS, learner.trainIter() / wallS,
+            cfg.getString("pipeline.mode"), seed, paths, interrupted);
+    }
+
+    Config config()
+    {
+        return cfg;
+    }
+
+    DqnPolicy policy()
+    {
+        return policy;
+    }
+
+    BaseLearner<DqnBatch> learner()
+    {
+        return learner;
+    }
+
+    ReplayBuffer buffer()
+    {
+        return buffer;
+    }
+
+    Collector collector()
+    {
+        return collector;
+    }
+
+    @Override
+    public void close()
+    {
+        if (null != distTraining)
+        {
+            distTraining.close();
+        }
+        learner.close();
+        collector.close();
+        schedule.close();
+        policy.close();
+    }
+}

@@ -1,0 +1,106 @@
+package org.ding4j.example.cartpole;
+
+import org.ding4j.example.dqn.QNetwork;
+
+/**
+ * DI-engine's evaluator: greedy episodes over a vector of {@link CartPole}s. With {@code reseed} every evaluation
+ * re-seeds the environments first, so it replays the same start states each time (DI-engine's protocol during
+ * training); without it each episode starts fresh from the environments' generators (the stricter check of
+ * {@code ding4j eval}). Episodes are spread over the environments as evenly as possible. Not thread-safe.
+ */
+public final class Evaluator implements AutoCloseable
+{
+    /**
+     * One evaluation's outcome.
+     *
+     * @param episodes   episodes run
+     * @param meanReturn their mean return
+     * @param minReturn  the lowest
+     * @param maxReturn  the highest
+     */
+    public record Result(int episodes, double meanReturn, double minReturn, double maxReturn)
+    {
+    }
+
+    private final CartPole envs;
+    private final GreedyActor actor;
+    private final int episodes;
+    private final long seed;
+    private final boolean reseed;
+    private final int[] actions;
+    private final int[] quota;
+    private final boolean[] running;
+
+    /**
+     * @param envs     the environments
+     * @param episodes episodes per evaluation
+     * @param seed     the environments' seed
+     * @param reseed   whether each evaluation starts from the same seeded starts
+     */
+    public Evaluator(final CartPole envs, final int episodes, final long seed, final boolean reseed)
+    {
+        if (episodes < 1)
+        {
+            throw new IllegalArgumentException("n_evaluator_episode: expected a positive integer, got " + episodes);
+        }
+        this.envs = envs;
+        this.actor = new GreedyActor(envs);
+        this.episodes = episodes;
+        this.seed = seed;
+        this.reseed = reseed;
+        actions = new int[envs.size()];
+        quota = new int[envs.size()];
+        running = new boolean[envs.size()];
+        envs.seed(seed);
+    }
+
+    /**
+     * @param net the Q-network acting greedily
+     * @return the returns of this evaluation's episodes
+     */
+    public Result evaluate(final QNetwork net)
+    {
+        final int n = envs.size();
+        if (reseed)
+        {
+            envs.seed(seed);
+        }
+        for (int i = 0; i < n; i++)
+        {
+            quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
+            running[i] = quota[i] > 0;
+            if (!reseed)
+            {
+                envs.reset(i);
+            }
+        }
+        double sum = 0.0;
+        double min = Double.POSITIVE_INFINITY;
+        double max = Double.NEGATIVE_INFINITY;
+        int done = 0;
+        while (done < episodes)
+        {
+            actor.act(net, actions);
+            for (int i = 0; i < n; i++)
+            {
+                if (running[i] && envs.step(i, actions[i]))
+                {
+                    final double ret = envs.episodeSteps(i);
+                    sum += ret;
+                    min = Math.min(min, ret);
+                    max = Math.max(max, ret);
+                    done++;
+                    envs.reset(i);
+                    running[i] = --quota[i] > 0;
+                }
+            }
+        }
+        return new Result(episodes, sum / episodes, min, max);
+    }
+
+    @Override
+    public void close()
+    {
+        actor.close();
+    }
+}

@@ -1,0 +1,39 @@
+package org.ding4j.example.cartpole;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import org.ding4j.checkpoint.AtomicFiles;
+
+/** Writes a run's {@code summary.json} atomically (temp file, fsync, rename). */
+final class SummaryFile
+{
+    private SummaryFile()
+    {
+    }
+
+    static void write(final DqnPipeline.Summary summary, final Map<String, Object> startup, final Path file)
+        throws IOException
+    {
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("solved", summary.solved());
+        json.put("interrupted", summary.interrupted());
+        json.put("stop_value", summary.stopValue());
+        json.put("best_eval_return", summary.bestEvalReturn());
+        json.put("env_steps", summary.envSteps());
+        json.put("train_iter", summary.trainIter());
+        json.put("wall_s", summary.wallS());
+        json.put("setup_s", summary.setupS());
+        json.put("warmup_s", summary.warmupS());
+        json.put("updates_per_s", summary.updatesPerS());
+        json.put("mode", summary.mode());
+        json.put("seed", summary.seed());
+        json.put("startup", startup);
+        json.putAll(summary.paths());
+        AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(json));
+    }
+}

@@ -1,0 +1,87 @@
+package org.ding4j.example.cartpole;
+
+import java.util.SplittableRandom;
+
+import org.ding4j.config.Config;
+import org.ding4j.example.dqn.DqnBatch;
+import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.policy.LogSink;
+
+/**
+ * Runs updates and greedy forwards on throwaway nets and random data, so that the JIT and libtorch's first-call
+ * paths are warm before the clock starts; the run's own nets, buffer and generators are untouched.
+ */
+final class WarmUp
+{
+    private WarmUp()
+    {
+    }
+
+    static void run(final Config cfg, final int updates)
+    {
+        if (0 == updates)
+        {
+            return;
+        }
+        final DqnPolicy.Settings settings = DqnPipeline.policySettings(cfg);
+        final SplittableRandom random = new SplittableRandom(-1);
+        final ReplayBuffer buffer = new ReplayBuffer(2 * settings.batchSize(), CartPole.OBS, false, 0, 0, -1);
+        final float[] obs = new float[CartPole.OBS];
+        for (int i = 0; i < 2 * settings.batchSize(); i++)
+        {
+            for (int k = 0; k < obs.length; k++)
+            {
+                obs[k] = (float)random.nextDouble(-0.1, 0.1);
+            }
+            buffer.push(obs, 0, random.nextInt(CartPole.ACTIONS), 1f, 0.97f, obs, 0);
+        }
+        final LogSink sink = new DiscardingSink();
+        try (DqnPolicy policy = new DqnPolicy(settings);
+            DqnBatch batch = new DqnBatch(settings.batchSize(), CartPole.OBS);
+            GreedyActor collect = new GreedyActor(new CartPole(cfg.getInt("env.collector_env_num"), 200, -1));
+            GreedyActor evaluate = new GreedyActor(new CartPole(cfg.getInt("env.evaluator_env_num"), 200, -1)))
+        {
+            policy.registerLogVars(sink);
+            final int[] collectActions = new int[cfg.getInt("env.collector_env_num")];
+            final int[] evalActions = new int[cfg.getInt("env.evaluator_env_num")];
+            for (int i = 0; i < updates; i++)
+            {
+                buffer.sample(batch);
+                policy.forward(batch, sink);
+                collect.act(policy.online(), collectActions);
+                evaluate.act(policy.online(), evalActions);
+            }
+        }
+    }
+
+    /** A sink that keeps nothing: the warm-up's log vars and priorities are thrown away. */
+    private static final class DiscardingSink implements LogSink
+    {
+        @Override
+        public int register(final String key)
+        {
+            return 0;
+        }
+
+        @Override
+        public void put(final int index, final double value)
+        {
+        }
+
+        @Override
+        public void value(final String key, final Object value)
+        {
+        }
+
+        @Override
+        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+        {
+        }
+
+        @Override
+        public void nextUpdate()
+        {
+        }
+    }
+}

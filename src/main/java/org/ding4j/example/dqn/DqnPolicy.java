@@ -1,0 +1,307 @@
+package org.ding4j.example.dqn;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.LongOptional;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.policy.LogSink;
+import org.ding4j.policy.Policy;
+import org.ding4j.torch.AdamConfig;
+import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.FusedAdam;
+import org.ding4j.torch.NativeOwner;
+
+/**
+ * DI-engine's DQN in learn mode on libtorch. One update on a {@link DqnBatch}:
+ * <pre>
+ *   q        = Q(obs)[action]
+ *   a*       = argmax_a Q(next_obs)                 (double DQN: the online net picks the action)
+ *   target   = nstep_return + bootstrap * Q_target(next_obs)[a*]    (bootstrap = gamma^n, 0 after a terminal)
+ *   loss     = mean(weight * criterion(q, target))  (criterion: squared error, or Huber with delta 1)
+ * </pre>
+ * then backward into the flat gradient buffer and one fused Adam step (gradient-norm clipping folded in when
+ * {@code grad_clip > 0}). The target net is a copy of the online net, refreshed by assignment every
+ * {@code target_update_freq} updates, or, when {@code target_theta > 0}, moved by {@code theta} toward the online
+ * net after every update ({@code target = (1 - theta) target + theta online}); either is one native call over the
+ * flat buffer. Log vars {@code cur_lr, total_loss, q_value, target_q_value} (means over the batch, as DI-engine) and
+ * {@code priority} (|q - target| per sample) go through the learner's {@link LogSink}. The batch's tensors are
+ * preallocated and filled in place (no tensor is built from Java data per update); each update's temporaries live
+ * in one {@link PointerScope}.
+ * <p>
+ * {@link #stateDict()} is DI-engine's: {@code model}, {@code target_model} and {@code optimizer}, in PyTorch's
+ * layout. Not thread-safe: the learner's training thread only ({@link #online()} may be read by a collector on the
+ * same thread, or copied under the caller's own synchronisation). Every native object it keeps has one owner
+ * (the nets, the flat buffers, the optimizer, {@link NativeOwner} for the rest), so a caller's
+ * {@link PointerScope} open while it is built frees none of them.
+ */
+public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
+{
+    /**
+     * The DQN hyper-parameters.
+     *
+     * @param obs              observation width
+     * @param actions          number of actions
+     * @param hidden           encoder widths
+     * @param dueling          dueling head
+     * @param batchSize        samples per update
+     * @param lr               Adam learning rate
+     * @param targetUpdateFreq updates between target assignments (used when {@code targetTheta == 0})
+     * @param targetTheta      momentum of the soft target update, 0 for assignment
+     * @param huber            Huber loss instead of squared error
+     * @param gradClip         maximum gradient norm, 0 for none
+     */
+    public record Settings(int obs, int actions, long[] hidden, boolean dueling, int batchSize, double lr,
+        int targetUpdateFreq, double targetTheta, boolean huber, double gradClip)
+    {
+        /** Checks the values; a wrong one is named with the rule it breaks. */
+        public Settings
+        {
+            Objects.requireNonNull(hidden, "hidden");
+            hidden = hidden.clone();
+            if (batchSize < 1 || targetUpdateFreq < 1 || !(lr > 0) || !(targetTheta >= 0 && targetTheta <= 1)
+                || !(gradClip >= 0))
+            {
+                throw new IllegalArgumentException("DqnPolicy: expected batch_size >= 1, learning_rate > 0, "
+                    + "target_update_freq >= 1, 0 <= target_theta <= 1, grad_clip >= 0; got batch_size=" + batchSize
+                    + " learning_rate=" + lr + " target_update_freq=" + targetUpdateFreq + " target_theta="
+                    + targetTheta + " grad_clip=" + gradClip);
+            }
+        }
+    }
+
+    private static final long REDUCTION_NONE = 0;
+    /** Never closed: owns the class's constants, so that a scope open when the class loads cannot free them. */
+    private static final NativeOwner CONSTANTS = new NativeOwner("DqnPolicy constants");
+    private static final LongOptional ACTION_DIM = CONSTANTS.own(new LongOptional(1));
+
+    private final Settings settings;
+    private final NativeOwner natives = new NativeOwner("DqnPolicy");
+    private final QNetwork online;
+    private final QNetwork target;
+    private final FlatParameters params;
+    private final FlatParameters targetParams;
+    private final FusedAdam optimizer;
+    private final Scalar theta;
+    private final float[] tdStage;
+    /** |TD error| lands here (a preallocated tensor) and is read back through one pointer made once. */
+    private final Tensor tdBuffer;
+    private final FloatPointer tdBufferData;
+    private final double[] priorities;
+    private long updates;
+    private int curLr;
+    private int totalLoss;
+    private int qValue;
+    private int targetQValue;
+
+    /**
+     * Builds the online net from the global generator (seed it first), the target net as its copy, and the
+     * fused Adam.
+     *
+     * @param settings the hyper-parameters
+     */
+    public DqnPolicy(final Settings settings)
+    {
+        this.settings = Objects.requireNonNull(settings, "settings");
+        online = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
+        target = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
+        params = FlatParameters.of(online.module());
+        targetParams = FlatParameters.of(target.module());
+        syncTarget();
+        optimizer = new FusedAdam(params, AdamConfig.adam(settings.lr()), settings.gradClip());
+        theta = natives.own(new Scalar(settings.targetTheta()));
+        tdStage = new float[settings.batchSize()];
+        tdBuffer = natives.own(torch.zeros(settings.batchSize()));
+        tdBufferData = new FloatPointer(tdBuffer.data_ptr());
+        priorities = new double[settings.batchSize()];
+    }
+
+    @Override
+    public void registerLogVars(final LogSink sink)
+    {
+        curLr = sink.register("cur_lr");
+        totalLoss = sink.register("total_loss");
+        qValue = sink.register("q_value");
+        targetQValue = sink.register("target_q_value");
+    }
+
+    @Override
+    public void forward(final DqnBatch batch, final LogSink sink)
+    {
+        if (null == batch || batch.size() != settings.batchSize() || batch.obsWidth() != settings.obs())
+        {
+            throw new IllegalArgumentException("DqnPolicy: expected a DqnBatch of " + settings.batchSize()
+                + " samples of width " + settings.obs() + ", got " + (null == batch ? "null"
+                : batch.size() + " samples of width " + batch.obsWidth()));
+        }
+        batch.upload();
+        final double loss;
+        final double qMean;
+        final double targetMean;
+        try (PointerScope scope = new PointerScope())
+        {
+            params.zeroGrad();
+            final Tensor q = online.forward(batch.obsTensor());
+            final Tensor qTaken = q.gather(1, batch.actionTensor().unsqueeze(1)).squeeze(1);
+            final Tensor targetQ;
+            final Tensor tdTarget;
+            try (NoGradGuard noGrad = new NoGradGuard())
+            {
+                targetQ = target.forward(batch.nextObsTensor());
+                final Tensor nextAction = online.forward(batch.nextObsTensor()).argmax(ACTION_DIM, true);
+                tdTarget = batch.returnTensor().addcmul(batch.bootstrapTensor(),
+                    targetQ.gather(1, nextAction).squeeze(1));
+            }
+            final Tensor td = qTaken.sub(tdTarget);
+            final Tensor perSample = settings.huber() ? torch.huber_loss(qTaken, tdTarget, REDUCTION_NONE, 1.0)
+                : td.mul(td);
+            final Tensor lossTensor = perSample.mul(batch.weightTensor()).mean();
+            lossTensor.backward();
+            optimizer.step();
+            loss = lossTensor.item_double();
+            qMean = q.detach().mean().item_double();
+            targetMean = targetQ.mean().item_double();
+            torch.abs_out(tdBuffer, td.detach());
+            tdBufferData.get(tdStage);
+        }
+        updateTarget();
+        for (int i = 0; i < tdStage.length; i++)
+        {
+            priorities[i] = tdStage[i];
+        }
+        sink.put(curLr, optimizer.lr());
+        sink.put(totalLoss, loss);
+        sink.put(qValue, qMean);
+        sink.put(targetQValue, targetMean);
+        sink.priority(priorities, batch.bufferIndex, batch.uniqueId, priorities.length);
+    }
+
+    private void updateTarget()
+    {
+        updates++;
+        if (settings.targetTheta() > 0)
+        {
+            try (NoGradGuard noGrad = new NoGradGuard())
+            {
+                targetParams.group(0).values().lerp_(params.group(0).values(), theta);
+            }
+        }
+        else if (0 == updates % settings.targetUpdateFreq())
+        {
+            syncTarget();
+        }
+    }
+
+    private void syncTarget()
+    {
+        try (NoGradGuard noGrad = new NoGradGuard())
+        {
+            targetParams.group(0).values().copy_(params.group(0).values());
+        }
+    }
+
+    @Override
+    public List<String> monitorVars()
+    {
+        return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
+    }
+
+    @Override
+    public int batchSize()
+    {
+        return settings.batchSize();
+    }
+
+    @Override
+    public String info()
+    {
+        return "DqnPolicy(hidden=" + java.util.Arrays.toString(settings.hidden()) + ", dueling=" + settings.dueling()
+            + ", " + params.numel() + " parameters)";
+    }
+
+    @Override
+    public Map<String, Object> stateDict()
+    {
+        final Map<String, Object> state = new LinkedHashMap<>();
+        state.put("model", params.stateDict());
+        state.put("target_model", targetParams.stateDict());
+        state.put("optimizer", optimizer.stateDict());
+        return state;
+    }
+
+    @Override
+    @SuppressWarnings("unchecked")
+    public void loadStateDict(final Map<String, Object> state)
+    {
+        params.loadStateDict(section(state, "model"), true);
+        targetParams.loadStateDict(section(state, "target_model"), true);
+        if (state.containsKey("optimizer"))
+        {
+            optimizer.loadStateDict((Map<String, Object>)state.get("optimizer"));
+        }
+    }
+
+    private static Map<?, ?> section(final Map<String, Object> state, final String key)
+    {
+        if (!(state.get(key) instanceof Map<?, ?> map))
+        {
+            throw new IllegalArgumentException("DQN state dict: '" + key + "' is missing or not a dict");
+        }
+        return map;
+    }
+
+    /** @return the online Q-network (the collector's and evaluator's net in serial mode) */
+    public QNetwork online()
+    {
+        return online;
+    }
+
+    /** @return the online net's flat parameters */
+    public FlatParameters parameters()
+    {
+        return params;
+    }
+
+    /** @return the fused Adam over {@link #parameters()} (a distributed run sets its gradient reducer) */
+    public FusedAdam optimizer()
+    {
+        return optimizer;
+    }
+
+    /** @return the target net's flat parameters */
+    public FlatParameters targetParameters()
+    {
+        return targetParams;
+    }
+
+    /** @return the hyper-parameters */
+    public Settings settings()
+    {
+        return settings;
+    }
+
+    /** @return completed updates since construction */
+    public long updates()
+    {
+        return updates;
+    }
+
+    /** Frees the optimizer, the flat buffers, its own tensors and both nets. */
+    @Override
+    public void close()
+    {
+        optimizer.close();
+        params.close();
+        targetParams.close();
+        natives.close();
+        online.close();
+        target.close();
+    }
+}

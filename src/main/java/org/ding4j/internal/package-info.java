@@ -1,0 +1,2 @@
+/** Checks and helpers the other packages share; not API. */
+package org.ding4j.internal;

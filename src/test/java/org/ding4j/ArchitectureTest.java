@@ -1,0 +1,83 @@
+package org.ding4j;
+
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.lang.ArchRule;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The library's layers, checked on the compiled classes: the core (config, checkpoint, torch, log, data, policy,
+ * hook, dist, learner, internal) imports neither the RL example ({@code org.ding4j.example..}) nor the command line
+ * ({@code org.ding4j.cli..}); the example does not import the command line; only the command line uses picocli; and
+ * no package depends on another in a cycle. The same rules are run on a fixture with a core -> example import and a
+ * package cycle, where they must fail, so a rule that stopped seeing violations would fail this test too.
+ */
+class ArchitectureTest
+{
+    private static final JavaClasses LIBRARY = new ClassFileImporter()
+        .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+        .importPackages("org.ding4j");
+
+    private static final JavaClasses FIXTURE = new ClassFileImporter().importPackages("org.ding4j.testing.arch");
+
+    /** Core classes (all under {@code root} but the example and the CLI) must not reach up into those two. */
+    static ArchRule coreImportsNeitherExampleNorCli(final String root)
+    {
+        return noClasses().that().resideInAPackage(root + "..")
+            .and().resideOutsideOfPackages(root + ".example..", root + ".cli..")
+            .should().dependOnClassesThat().resideInAnyPackage(root + ".example..", root + ".cli..")
+            .because("the core is what applications link; the example and the CLI sit on top of it");
+    }
+
+    /** Every package is a slice; no two slices may depend on each other in a cycle. */
+    static ArchRule noPackageCycles(final String root)
+    {
+        return slices().matching(root + ".(**)").should().beFreeOfCycles();
+    }
+
+    @Test
+    void coreShouldImportNeitherTheExampleNorTheCli()
+    {
+        coreImportsNeitherExampleNorCli("org.ding4j").check(LIBRARY);
+    }
+
+    @Test
+    void theExampleShouldNotImportTheCli()
+    {
+        noClasses().that().resideInAPackage("org.ding4j.example..")
+            .should().dependOnClassesThat().resideInAPackage("org.ding4j.cli..")
+            .check(LIBRARY);
+    }
+
+    @Test
+    void onlyTheCliShouldUsePicocli()
+    {
+        // picocli is an optional dependency: an embedder does not have it on the class path.
+        noClasses().that().resideOutsideOfPackage("org.ding4j.cli..")
+            .should().dependOnClassesThat().resideInAPackage("picocli..")
+            .check(LIBRARY);
+    }
+
+    @Test
+    void noPackageShouldBeInACycle()
+    {
+        noPackageCycles("org.ding4j").check(LIBRARY);
+    }
+
+    @Test
+    void theRulesShouldFailOnALayerViolationAndOnACycle()
+    {
+        final AssertionError layer = assertThrows(AssertionError.class,
+            () -> coreImportsNeitherExampleNorCli("org.ding4j.testing.arch").check(FIXTURE));
+        assertTrue(layer.getMessage().contains("CoreClass"), layer.getMessage());
+        final AssertionError cycle = assertThrows(AssertionError.class,
+            () -> noPackageCycles("org.ding4j.testing.arch").check(FIXTURE));
+        assertTrue(cycle.getMessage().contains("Cycle detected"), cycle.getMessage());
+    }
+}

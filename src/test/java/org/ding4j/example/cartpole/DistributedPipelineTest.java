@@ -1,0 +1,117 @@
+package org.ding4j.example.cartpole;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The main job on 2 real ranks (two JVMs running {@code ding4j train} with torchrun's environment, Gloo over
+ * loopback), each in its own working folder so that what rank 1 would write is visible.
+ */
+class DistributedPipelineTest
+{
+    private static final Pattern END = Pattern.compile("^(solved|not solved|interrupted) after (\\d+) env steps and "
+        + "(\\d+) updates");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void twoRanksShouldSolveInLockstepWithRankZeroWriting() throws Exception
+    {
+        final List<ChildJvm> ranks = launch();
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(240), rank::output);
+        }
+        final Matcher end0 = end(ranks.get(0));
+        final Matcher end1 = end(ranks.get(1));
+        assertEquals("solved", end0.group(1), ranks.get(0)::output);
+        // Same averaged gradients, same nets, same evaluations: both ranks end after the same update.
+        assertEquals(end0.group(2) + "/" + end0.group(3), end1.group(2) + "/" + end1.group(3));
+        final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
+        assertEquals(2, summary.get("world_size").asInt());
+        assertEquals(2 * summary.get("env_steps").asLong(), summary.get("env_steps_all_ranks").asLong());
+        assertTrue(Files.isRegularFile(dir.resolve("r0/ddp/ckpt/ckpt_best.pth.tar")));
+        assertFalse(Files.exists(dir.resolve("r1/ddp/ckpt")), "only rank 0 writes checkpoints");
+        assertFalse(Files.exists(dir.resolve("r1/ddp/summary.json")), "only rank 0 writes the summary");
+    }
+
+    @Test
+    void aSignalToOneRankShouldStopBothAtTheSameUpdateAndSaveTheInterruptCheckpoint() throws Exception
+    {
+        // A stop value no episode reaches: only the signal ends the run.
+        final List<ChildJvm> ranks = launch("--set", "env.stop_value=1000", "--set", "pipeline.max_env_step=100000000");
+        assertTrue(ranks.get(0).reached.await(240, TimeUnit.SECONDS), ranks.get(0)::output);
+        assertEquals(0, new ProcessBuilder("kill", "-TERM", Long.toString(ranks.get(1).process.pid())).start()
+            .waitFor());
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(120), rank::output);
+        }
+        final Matcher end0 = end(ranks.get(0));
+        final Matcher end1 = end(ranks.get(1));
+        assertEquals("interrupted", end0.group(1), ranks.get(0)::output);
+        assertEquals("interrupted", end1.group(1), ranks.get(1)::output);
+        assertEquals(end0.group(3), end1.group(3), "both ranks stop after the same update");
+        final Path interrupt = dir.resolve("r0/ddp/ckpt/" + BaseLearner.INTERRUPT_CHECKPOINT);
+        try (PointerScope scope = new PointerScope())
+        {
+            final Map<String, Object> state = new TorchCheckpointIO().read(interrupt);
+            assertEquals(Long.parseLong(end0.group(3)), ((Number)state.get("last_iter")).longValue());
+            assertEquals(Long.parseLong(end0.group(2)), ((Number)state.get("last_step")).longValue());
+        }
+        assertTrue(new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile()).get("interrupted")
+            .asBoolean());
+    }
+
+    private List<ChildJvm> launch(final String... extra) throws IOException
+    {
+        final int port = ChildJvm.freePort();
+        final List<ChildJvm> ranks = new ArrayList<>();
+        for (int r = 0; r < 2; r++)
+        {
+            final Path cwd = Files.createDirectories(dir.resolve("r" + r));
+            final List<String> command = ChildJvm.javaCommand("org.ding4j.cli.Main");
+            command.addAll(List.of("train", "--set", "exp_name=ddp"));
+            command.addAll(List.of(extra));
+            final ProcessBuilder builder = new ProcessBuilder(command).directory(cwd.toFile());
+            final Map<String, String> env = builder.environment();
+            env.put("RANK", Integer.toString(r));
+            env.put("WORLD_SIZE", "2");
+            env.put("LOCAL_RANK", Integer.toString(r));
+            env.put("MASTER_ADDR", "127.0.0.1");
+            env.put("MASTER_PORT", Integer.toString(port));
+            env.put("OMP_WAIT_POLICY", "PASSIVE");
+            // Rank 0's first progress line comes with its first evaluation.
+            ranks.add(ChildJvm.start(r, builder, line -> line.startsWith("env steps ")));
+        }
+        return ranks;
+    }
+
+    private static Matcher end(final ChildJvm rank)
+    {
+        final Matcher matcher = END.matcher(rank.firstLine(line -> END.matcher(line).find()));
+        assertTrue(matcher.find());
+        return matcher;
+    }
+}

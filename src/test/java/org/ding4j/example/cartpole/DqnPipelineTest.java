@@ -1,0 +1,129 @@
+package org.ding4j.example.cartpole;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.config.Config;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** CartPole's dynamics by hand, and a short real DQN run that must solve. */
+@Tag("native")
+class DqnPipelineTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void cartPoleShouldStepAsTheClassicEquationsByHand()
+    {
+        final CartPole env = new CartPole(1, 200, 0);
+        env.set(0, 0, 0, 0, 0);
+        assertTrue(!env.step(0, 1));
+        // temp = 10/1.1; thetaAcc = -temp / (0.5 (4/3 - 0.1/1.1)); xAcc = temp - 0.05 thetaAcc / 1.1
+        final double temp = 10 / 1.1;
+        final double thetaAcc = -temp / (0.5 * (4.0 / 3.0 - 0.1 / 1.1));
+        final double xAcc = temp - 0.05 * thetaAcc / 1.1;
+        assertEquals(0.0, env.state(0, 0), 0.0);
+        assertEquals(0.02 * xAcc, env.state(0, 1), 1e-12);
+        assertEquals(0.0, env.state(0, 2), 0.0);
+        assertEquals(0.02 * thetaAcc, env.state(0, 3), 1e-12);
+        assertEquals(0.195122, env.state(0, 1), 1e-6);
+        assertEquals(-0.292683, env.state(0, 3), 1e-6);
+        env.set(0, 2.39, 1.0, 0, 0);
+        assertTrue(env.step(0, 1), "x passes 2.4: terminal");
+    }
+
+    @Test
+    void shouldCheckTheLearnerSectionBeforeStarting()
+    {
+        final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
+            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(Config.empty()
+                .with("exp_name", dir.resolve("bad").toString()).with("learner.hook.log_show_after_iter", -1L)));
+        assertEquals("learner.hook.log_show_after_iter: expected a positive integer, got -1", ex.getMessage());
+        assertTrue(!Files.exists(dir.resolve("bad")), "nothing is written for a bad config");
+    }
+
+    @Test
+    void shouldSolveCartPoleWithTheDefaultConfig() throws Exception
+    {
+        final Config user = Config.empty().with("exp_name", dir.resolve("run").toString())
+            .with("pipeline.max_env_step", 8000L).with("pipeline.warmup_updates", 20L);
+        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, java.util.Map.of());
+        assertTrue(summary.solved(), "best eval return " + summary.bestEvalReturn() + " after " + summary.envSteps());
+        assertTrue(Files.isRegularFile(dir.resolve("run/ckpt/" + DqnPipeline.BEST_CHECKPOINT)));
+        assertTrue(Files.readString(dir.resolve("run/summary.json")).contains("\"solved\" : true"));
+    }
+
+    /**
+     * Stops after 100 updates, resumes from the after_run checkpoint through
+     * {@code learner.hook.load_ckpt_before_run}, and checks that the resumed run starts from the saved counters
+     * (updates, env steps and so epsilon) and carries them on to its own limit.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"serial", "parallel"})
+    void shouldResumeFromACheckpointWithTheSameCounters(final String mode) throws Exception
+    {
+        final Config first = Config.empty().with("exp_name", dir.resolve("first").toString())
+            .with("pipeline.mode", mode).with("pipeline.max_train_iter", 100L).with("pipeline.warmup_updates", 0L);
+        final DqnPipeline.Summary stopped = new DqnPipeline(first).run(p -> { }, Map.of());
+        assertEquals(100, stopped.trainIter());
+        final Path ckpt = dir.resolve("first/ckpt/iteration_100.pth.tar");
+        final long[] saved = counters(ckpt);
+        assertEquals(100, saved[0]);
+        assertTrue(saved[1] > 0 && saved[1] <= stopped.envSteps(), "saved env steps " + saved[1]);
+        if ("serial".equals(mode))
+        {
+            assertEquals(stopped.envSteps(), saved[1], "serial saves after its last collect");
+        }
+
+        final List<DqnPipeline.Progress> reports = Collections.synchronizedList(new ArrayList<>());
+        final Config resume = Config.empty().with("exp_name", dir.resolve("resumed").toString())
+            .with("pipeline.mode", mode).with("pipeline.max_train_iter", 150L).with("pipeline.warmup_updates", 0L)
+            .with("learner.hook.load_ckpt_before_run", ckpt.toString());
+        final DqnPipeline.Summary resumed = new DqnPipeline(resume).run(reports::add, Map.of());
+
+        final DqnPipeline.Progress firstReport = reports.get(0);
+        assertEquals(100, firstReport.trainIter(), "the resumed run's first evaluation is at update 100");
+        assertEquals(saved[1], firstReport.envSteps(), "env steps continue from the checkpoint");
+        assertEquals(0.1 + (0.95 - 0.1) * Math.exp(-saved[1] / 10000.0), firstReport.epsilon(), 1e-9,
+            "epsilon follows the restored env steps");
+        assertEquals(150, resumed.trainIter());
+        // The buffer is not saved (as in DI-engine): 7 collects of 8 refill it short of a batch of 64, then 10
+        // collects carry 5 updates each.
+        final long refillAndTrain = 7 * 8 + 50 / 5 * 8;
+        if ("serial".equals(mode))
+        {
+            assertEquals(saved[1] + refillAndTrain, resumed.envSteps());
+        }
+        else
+        {
+            assertTrue(resumed.envSteps() >= saved[1] + refillAndTrain, "env steps " + resumed.envSteps());
+        }
+        final long[] end = counters(dir.resolve("resumed/ckpt/iteration_150.pth.tar"));
+        assertEquals(150, end[0]);
+        assertTrue(end[1] > saved[1]);
+    }
+
+    private static long[] counters(final Path ckpt) throws Exception
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            final Map<String, Object> state = new TorchCheckpointIO().read(ckpt);
+            return new long[] {((Number)state.get("last_iter")).longValue(),
+                ((Number)state.get("last_step")).longValue()};
+        }
+    }
+}

@@ -1,0 +1,181 @@
+package org.ding4j.example.dqn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.policy.LogSink;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The DQN learn step's target math on a tiny batch, recomputed by hand in Java from the nets' own Q-values: the
+ * double-DQN target takes the online net's argmax at the next state and the target net's value there, bootstraps
+ * with {@code gamma^n} (0 after a terminal step), and the loss is the importance-weighted mean squared TD error.
+ */
+@Tag("native")
+class DqnPolicyTest
+{
+    private static final int BATCH = 4;
+    private static final int OBS = 3;
+    private static final int ACTIONS = 3;
+
+    static
+    {
+        Threads.configure();
+    }
+
+    @Test
+    void learnStepShouldComputeTheDoubleDqnTargetAndLossByHand()
+    {
+        torch.manual_seed(7);
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(OBS, ACTIONS, new long[] {8, 8}, true, BATCH,
+            1e-3, 100, 0.0, false, 0.0);
+        try (DqnPolicy policy = new DqnPolicy(settings); DqnBatch batch = new DqnBatch(BATCH, OBS))
+        {
+            // A target net apart from the online one, so double DQN and plain DQN would pick different values.
+            try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+            {
+                final Tensor values = policy.targetParameters().group(0).values();
+                values.add_(torch.randn(values.numel()).mul(new org.bytedeco.pytorch.Scalar(0.5)));
+            }
+            final java.util.SplittableRandom random = new java.util.SplittableRandom(3);
+            for (int i = 0; i < BATCH * OBS; i++)
+            {
+                batch.obs[i] = (float)random.nextDouble(-1, 1);
+                batch.nextObs[i] = (float)random.nextDouble(-1, 1);
+            }
+            final long[] actions = {0, 2, 1, 2};
+            final float[] returns = {1f, 0.5f, 1f, -1f};
+            final float[] bootstrap = {0.97f, 0f, 0.9409f, 0.97f};
+            final float[] weights = {1f, 0.5f, 0.25f, 2f};
+            System.arraycopy(actions, 0, batch.action, 0, BATCH);
+            System.arraycopy(returns, 0, batch.nstepReturn, 0, BATCH);
+            System.arraycopy(bootstrap, 0, batch.bootstrap, 0, BATCH);
+            System.arraycopy(weights, 0, batch.weight, 0, BATCH);
+            batch.upload();
+
+            final float[] q = qValues(policy.online(), batch.obsTensor());
+            final float[] onlineNext = qValues(policy.online(), batch.nextObsTensor());
+            final float[] targetNext;
+            // The target net is not exposed; a net holding its flat values is the same function.
+            try (QNetwork copy = new QNetwork(OBS, ACTIONS, new long[] {8, 8}, true);
+                org.ding4j.torch.FlatParameters flat = org.ding4j.torch.FlatParameters.of(copy.module()))
+            {
+                try (NoGradGuard noGrad = new NoGradGuard())
+                {
+                    flat.group(0).values().copy_(policy.targetParameters().group(0).values());
+                }
+                targetNext = qValues(copy, batch.nextObsTensor());
+            }
+
+            final double[] td = new double[BATCH];
+            double loss = 0;
+            double targetSum = 0;
+            boolean doubleDiffers = false;
+            for (int i = 0; i < BATCH; i++)
+            {
+                final int online = argmax(onlineNext, i);
+                doubleDiffers |= online != argmax(targetNext, i);
+                final double y = returns[i] + bootstrap[i] * targetNext[i * ACTIONS + online];
+                td[i] = q[i * ACTIONS + (int)actions[i]] - y;
+                loss += weights[i] * td[i] * td[i];
+                for (int a = 0; a < ACTIONS; a++)
+                {
+                    targetSum += targetNext[i * ACTIONS + a];
+                }
+            }
+            loss /= BATCH;
+            double qSum = 0;
+            for (final float v : q)
+            {
+                qSum += v;
+            }
+            assertTrue(doubleDiffers, "the batch must tell double DQN from plain DQN");
+
+            final Recorder sink = new Recorder();
+            policy.registerLogVars(sink);
+            policy.forward(batch, sink);
+
+            assertEquals(loss, sink.values.get("total_loss"), 1e-5 * Math.max(1, loss));
+            assertEquals(qSum / q.length, sink.values.get("q_value"), 1e-5);
+            assertEquals(targetSum / targetNext.length, sink.values.get("target_q_value"), 1e-5);
+            assertEquals(1e-3, sink.values.get("cur_lr"), 1e-12);
+            for (int i = 0; i < BATCH; i++)
+            {
+                assertEquals(Math.abs(td[i]), sink.priorities[i], 1e-5, "priority of sample " + i);
+            }
+        }
+    }
+
+    private static float[] qValues(final QNetwork net, final Tensor obs)
+    {
+        final float[] out = new float[BATCH * ACTIONS];
+        try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+        {
+            final Tensor q = net.forward(obs).contiguous();
+            new FloatPointer(q.data_ptr()).get(out);
+        }
+        return out;
+    }
+
+    private static int argmax(final float[] q, final int row)
+    {
+        int best = 0;
+        for (int a = 1; a < ACTIONS; a++)
+        {
+            if (q[row * ACTIONS + a] > q[row * ACTIONS + best])
+            {
+                best = a;
+            }
+        }
+        return best;
+    }
+
+    /** Keeps what the policy reports. */
+    private static final class Recorder implements LogSink
+    {
+        final Map<String, Double> values = new HashMap<>();
+        final Map<Integer, String> keys = new HashMap<>();
+        double[] priorities;
+
+        @Override
+        public int register(final String key)
+        {
+            keys.put(keys.size(), key);
+            return keys.size() - 1;
+        }
+
+        @Override
+        public void put(final int index, final double value)
+        {
+            values.put(keys.get(index), value);
+        }
+
+        @Override
+        public void value(final String key, final Object value)
+        {
+            throw new AssertionError("the DQN policy writes by index only, got " + key);
+        }
+
+        @Override
+        public void priority(final double[] p, final int[] slots, final long[] ids, final int count)
+        {
+            priorities = java.util.Arrays.copyOf(p, count);
+        }
+
+        @Override
+        public void nextUpdate()
+        {
+            throw new AssertionError("one update per call");
+        }
+    }
+}
