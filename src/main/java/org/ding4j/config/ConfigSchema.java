@@ -85,6 +85,13 @@ public final class ConfigSchema
                 continue;
             }
             final Object defaultValue = base.get(key);
+            if (value instanceof Config && !(defaultValue instanceof Config) && isOpen(path))
+            {
+                // In an open section a map may stand where the default is a plain value (a full-form hook under a
+                // simplified key, as DI-engine allows); the section's owner checks it.
+                result = result.with(key, value);
+                continue;
+            }
             result = result.with(key, mergeValue(keyPath, defaultValue, value));
         }
         return result;

@@ -2,8 +2,10 @@ package org.ding4j.data;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,10 +20,12 @@ import org.ding4j.internal.JvmFlags;
 
 /**
  * DI-engine's {@code AsyncDataLoader}: fetches batches from a {@link DataSource} ahead of the learner into a
- * bounded queue of {@code 2 x max(1, workers)} batches. With more than one worker a batch is split into
- * {@code batch_size / chunk_size} chunks fetched in parallel and joined by a {@link Collate}; batches come out in
- * the order they were started. A {@link DeviceTransfer} moves each batch to the policy's device on the producer thread,
- * ahead of use.
+ * bounded queue of {@code 2 x max(1, workers)} batches. As DI-engine does, the producer thread calls
+ * {@code get(batch_size)} once per batch; with more than one worker, a batch that is a list of jobs
+ * ({@link java.util.concurrent.Callable} items, DI-engine's callables) is split into {@code batch_size / chunk_size}
+ * chunks that the workers run, each job replaced by its result in place, and batches come out in the order they were
+ * fetched. A batch of plain data passes through as it is. A {@link DeviceTransfer} moves each batch to the policy's
+ * device on the producer thread, ahead of use.
  * <p>
  * Threads: one producer thread (plus a pool of {@code workers} threads when workers > 1) fills an Agrona
  * one-to-one queue; one consumer (the learner's training thread) calls {@link #next()}, which waits with a backoff
@@ -37,7 +41,6 @@ public final class AsyncDataLoader<T> implements AutoCloseable
     private static final AtomicInteger INSTANCES = new AtomicInteger();
 
     private final DataSource<T> source;
-    private final Collate<T> collate;
     private final DeviceTransfer<T> toDevice;
     private final int batchSize;
     private final int chunkSize;
@@ -58,14 +61,13 @@ public final class AsyncDataLoader<T> implements AutoCloseable
      * @param batchSize  samples per batch, > 0
      * @param toDevice   moves each whole batch to the policy's device on the producer thread; null for none (see
      *                   {@link DeviceTransfer#forDevice(String)})
-     * @param chunkSize  samples per chunk, > 0, dividing batchSize when workers > 1
-     * @param numWorkers >= 0; 0 and 1 fetch whole batches on the producer thread
-     * @param collate    joins chunks; may be null when chunks are lists, or when no batch is split
+     * @param chunkSize  jobs per worker task, > 0, dividing batchSize (whatever the worker count, as DI-engine)
+     * @param numWorkers >= 0; with 0 or 1 jobs are not run by the loader
      * @throws IllegalArgumentException naming the bad setting
      */
     public AsyncDataLoader(
         final DataSource<T> source, final int batchSize, final DeviceTransfer<T> toDevice, final int chunkSize,
-        final int numWorkers, final Collate<T> collate)
+        final int numWorkers)
     {
         JvmFlags.requireAgronaAccess();
         this.source = Objects.requireNonNull(source, "source");
@@ -82,7 +84,7 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         {
             throw new IllegalArgumentException("dataloader.chunk_size: expected a positive integer, got " + chunkSize);
         }
-        if (numWorkers > 1 && 0 != batchSize % chunkSize)
+        if (0 != batchSize % chunkSize)
         {
             throw new IllegalArgumentException("dataloader.chunk_size: " + chunkSize + " must divide batch_size="
                 + batchSize);
@@ -90,7 +92,6 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         this.batchSize = batchSize;
         this.chunkSize = chunkSize;
         this.workers = numWorkers;
-        this.collate = null != collate ? collate : listCollate();
         this.toDevice = null != toDevice ? toDevice : DeviceTransfer.none();
         this.capacity = 2 * Math.max(1, numWorkers);
         this.queue = new OneToOneConcurrentArrayQueue<>(capacity);
@@ -103,12 +104,6 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         this.producer = new Thread(this::produce, "ding4j-loader-" + id);
         producer.setDaemon(true);
         producer.start();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static <T> Collate<T> listCollate()
-    {
-        return chunks -> (T)Collate.lists().merge((List<List<Object>>)(List<?>)chunks);
     }
 
     /**
@@ -186,27 +181,59 @@ public final class AsyncDataLoader<T> implements AutoCloseable
 
     private void producePooled(final IdleStrategy idle) throws Exception
     {
-        final int chunks = batchSize / chunkSize;
-        final ArrayDeque<List<Future<T>>> inFlight = new ArrayDeque<>();
+        // Keep as many batches started as the queue could hold, so workers stay busy while the learner trains.
+        final ArrayDeque<Started<T>> inFlight = new ArrayDeque<>();
         while (!closed)
         {
-            // Keep as many batches started as the queue could hold, so workers stay busy while the learner trains.
             while (inFlight.size() < capacity)
             {
-                final List<Future<T>> jobs = new ArrayList<>(chunks);
-                for (int c = 0; c < chunks; c++)
+                inFlight.add(start(source.get(batchSize)));
+            }
+            publish(inFlight.poll().join(), idle);
+        }
+    }
+
+    /** Hands a batch's jobs to the workers, {@code chunk_size} jobs per task; a batch without jobs is ready as is. */
+    private Started<T> start(final T batch)
+    {
+        if (!(batch instanceof List<?> items) || items.stream().noneMatch(Callable.class::isInstance))
+        {
+            return new Started<>(batch, List.of());
+        }
+        final List<Future<Object[]>> chunks = new ArrayList<>();
+        for (int from = 0; from < items.size(); from += chunkSize)
+        {
+            final List<?> chunk = items.subList(from, Math.min(items.size(), from + chunkSize));
+            chunks.add(pool.submit(() -> {
+                final Object[] results = new Object[chunk.size()];
+                for (int i = 0; i < results.length; i++)
                 {
-                    jobs.add(pool.submit(() -> source.get(chunkSize)));
+                    final Object item = chunk.get(i);
+                    results[i] = item instanceof Callable<?> job ? job.call() : item;
                 }
-                inFlight.add(jobs);
-            }
-            final List<Future<T>> head = inFlight.poll();
-            final List<T> parts = new ArrayList<>(chunks);
-            for (final Future<T> job : head)
+                return results;
+            }));
+        }
+        return new Started<>(batch, chunks);
+    }
+
+    /** A fetched batch and, if it held jobs, the worker tasks computing their results. */
+    private record Started<T>(T batch, List<Future<Object[]>> chunks)
+    {
+        @SuppressWarnings("unchecked")
+        T join() throws Exception
+        {
+            if (chunks.isEmpty())
             {
-                parts.add(job.get());
+                return batch;
             }
-            publish(collate.merge(parts), idle);
+            final List<Object> results = new ArrayList<>(((List<?>)batch).size());
+            for (final Future<Object[]> chunk : chunks)
+            {
+                results.addAll(Arrays.asList(chunk.get()));
+            }
+            // The batch was a List of jobs; its results take their places (DI-engine's type is just as dynamic).
+            return (T)results;
         }
     }
 

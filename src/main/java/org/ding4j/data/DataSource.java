@@ -1,8 +1,9 @@
 package org.ding4j.data;
 
 /**
- * DI-engine's {@code get_data(batch_size)}: produces a batch (or a chunk of one) of the given size. Called from the
- * loader's threads; with several workers, from several threads at once.
+ * DI-engine's {@code get_data(batch_size)}: produces one batch of the given size. Called once per batch from the
+ * loader's producer thread only (so it need not be thread-safe). With several workers, a batch that is a list of
+ * {@link java.util.concurrent.Callable} jobs has its jobs run on the workers, as DI-engine's loader runs callables.
  *
  * @param <T> the batch type
  */
@@ -11,7 +12,7 @@ public interface DataSource<T>
 {
     /**
      * @param size how many samples
-     * @return the batch or chunk
+     * @return the batch
      * @throws Exception any failure; it reaches the learner's next {@code next()} call
      */
     T get(int size) throws Exception;

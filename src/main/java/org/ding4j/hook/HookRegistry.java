@@ -126,8 +126,8 @@ public final class HookRegistry
      * Builds the hooks of a learner's {@code hook} section (DI-engine's {@code build_learner_hook_by_cfg}).
      * Simplified forms: {@code load_ckpt_before_run: PATH} (empty: none), {@code log_show_after_iter: N},
      * {@code save_ckpt_after_iter: N}, {@code save_ckpt_after_run: BOOL} and {@code log_reduce_after_iter: BOOL}
-     * (false: none, unlike DI-engine, which builds it anyway). Any other key holds a full form
-     * {@code {name, type, priority=100, position, ext_args}}.
+     * (false: none, unlike DI-engine, which builds it anyway). Any other key, and any key whose value is a map,
+     * holds a full form {@code {name, type, priority=100, position, ext_args}} (the name defaults to the key).
      *
      * @param hookConfig the merged section
      * @param path       its key path, for error messages (e.g. {@code learner.hook})
@@ -143,12 +143,15 @@ public final class HookRegistry
             final Object value = hookConfig.get(key);
             try
             {
-                final LearnerHook hook = simplified(key, value, keyPath);
+                // As DI-engine: any dict is a full form, under a simplified key too (its own test config writes
+                // save_ckpt_after_iter: {name, type, priority, position, ext_args}).
+                final LearnerHook hook = value instanceof Config ? full(keyPath, value)
+                    : simplified(key, value, keyPath);
                 if (null != hook)
                 {
                     hooks.add(hook);
                 }
-                else if (!isSimplified(key))
+                else if (!(value instanceof Config) && !isSimplified(key))
                 {
                     hooks.add(full(keyPath, value));
                 }

@@ -380,7 +380,7 @@ public class BaseLearner<B> implements AutoCloseable
         final int chunkSize = null == loaderCfg.get("chunk_size") ? batchSize : loaderCfg.getInt("chunk_size");
         final AsyncDataLoader<B> loader = new AsyncDataLoader<>(dataSource, batchSize,
             null != deviceTransfer ? deviceTransfer : DeviceTransfer.forDevice(policy.device()), chunkSize,
-            loaderCfg.getInt("num_workers"), null);
+            loaderCfg.getInt("num_workers"));
         dataloader = loader;
         runner.wakeUp(loader::wakeUp);
     }

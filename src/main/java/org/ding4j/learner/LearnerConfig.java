@@ -11,7 +11,8 @@ import org.ding4j.config.ValueRule;
 /**
  * The learner's config: DI-engine's defaults (SPEC section 1) and the rules each key must meet, so that a bad value
  * fails at construction with its full key path ({@code learner.hook.save_ckpt_after_iter: expected a positive
- * integer, got -5}). The {@code hook} section is open: its entries are checked by the hook registry.
+ * integer, got -5}). The {@code hook} section is open: the hook registry checks its entries (simplified values and
+ * full forms, a full form under a simplified key too).
  */
 final class LearnerConfig
 {
@@ -19,8 +20,6 @@ final class LearnerConfig
         .rule("train_iterations", ValueRule.POSITIVE_INTEGER)
         .rule("dataloader.num_workers", ValueRule.NON_NEGATIVE_INTEGER)
         .rule("dataloader.chunk_size", ValueRule.POSITIVE_INTEGER)
-        .rule("hook.log_show_after_iter", ValueRule.POSITIVE_INTEGER)
-        .rule("hook.save_ckpt_after_iter", ValueRule.POSITIVE_INTEGER)
         .rule("type", ValueRule.NON_EMPTY_STRING)
         .open("hook")
         .build();

@@ -3,6 +3,11 @@ package org.ding4j.log;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch.ScalarType;
+
 /**
  * The learner's three log buffers, as DI-engine's {@code log_buffer}: {@code scalar} (name -> number),
  * {@code scalars} (name -> map of numbers) and {@code histogram} (name -> numbers). The log hooks read and clear
@@ -41,8 +46,11 @@ public final class LogBuffer
      * Routes one DI-engine-style log var: {@code [scalars]k} to {@code scalars}, {@code [histogram]k} to
      * {@code histogram}, anything else to {@code scalar} (prefix stripped, as DI-engine splits on the last ']').
      *
+     * Tensors are read as DI-engine's {@code LogDict} reads them with {@code tolist()}: a 0-d tensor is a number,
+     * any other a list of its elements (row-major), which only a histogram takes.
+     *
      * @param key   the log var's name
-     * @param value a number, a map of numbers (scalars) or numbers (histogram)
+     * @param value a number, a map of numbers (scalars) or numbers (histogram); tensors as above
      * @throws IllegalArgumentException naming the key if the value does not fit its buffer
      */
     public void route(final String key, final Object value)
@@ -74,6 +82,15 @@ public final class LogBuffer
         {
             return n.doubleValue();
         }
+        if (value instanceof Tensor t && !t.isNull() && 0 == t.dim())
+        {
+            return t.item_double();
+        }
+        if (value instanceof Tensor t && !t.isNull())
+        {
+            throw new IllegalArgumentException("log var " + key + ": expected a number (a 0-d tensor), got a tensor of "
+                + "shape " + java.util.Arrays.toString(t.sizes().vec().get()));
+        }
         if (value instanceof Boolean b)
         {
             return b ? 1.0 : 0.0;
@@ -84,6 +101,10 @@ public final class LogBuffer
 
     private static double[] numbers(final String key, final Object value)
     {
+        if (value instanceof Tensor t && !t.isNull())
+        {
+            return elements(t);
+        }
         if (value instanceof double[] array)
         {
             return array.clone();
@@ -107,6 +128,18 @@ public final class LogBuffer
             return copy;
         }
         throw new IllegalArgumentException("log var " + key + ": expected numbers for a histogram, got " + value);
+    }
+
+    /** A tensor's elements as doubles, row-major, on the host (its temporaries freed here). */
+    private static double[] elements(final Tensor t)
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            final Tensor flat = t.detach().cpu().to(ScalarType.Double).contiguous().reshape(-1);
+            final double[] out = new double[(int)flat.numel()];
+            new DoublePointer(flat.data_ptr()).get(out);
+            return out;
+        }
     }
 
     /** Clears all three buffers. */

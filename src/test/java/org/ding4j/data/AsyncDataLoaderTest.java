@@ -7,11 +7,12 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -32,7 +33,7 @@ class AsyncDataLoaderTest
     {
         final AtomicLong counter = new AtomicLong();
         try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(
-            size -> List.of(counter.getAndIncrement()), 4, null, 4, 0, null))
+            size -> List.of(counter.getAndIncrement()), 4, null, 4, 0))
         {
             assertEquals(2, loader.capacity());
             for (long i = 0; i < 50; i++)
@@ -43,39 +44,61 @@ class AsyncDataLoaderTest
     }
 
     @Test
-    void shouldSplitBatchesIntoChunksAcrossWorkersAndKeepBatchOrder()
+    void shouldCallTheSourceOncePerBatchAndRunItsJobsOnTheWorkersInOrder()
     {
-        // Chunk ids are drawn when a worker starts a chunk; the workers take chunks first-in first-out, so batch
-        // k + 1's chunks all start after batch k's first chunk.
-        final AtomicLong counter = new AtomicLong();
+        // DI-engine: get_data(batch_size) once per batch; its callables are split into chunk_size jobs per worker.
+        final AtomicLong calls = new AtomicLong();
+        final Set<String> sourceThreads = ConcurrentHashMap.newKeySet();
+        final Set<String> jobThreads = ConcurrentHashMap.newKeySet();
         final int batches = 60;
-        final Set<Long> seen = new HashSet<>();
-        try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
-            final long id = counter.getAndIncrement();
-            final List<Long> chunk = new ArrayList<>();
+        try (AsyncDataLoader<List<Object>> loader = new AsyncDataLoader<>(size -> {
+            final long batch = calls.getAndIncrement();
+            sourceThreads.add(Thread.currentThread().getName());
+            final List<Object> jobs = new ArrayList<>();
             for (int i = 0; i < size; i++)
             {
-                chunk.add(id);
+                final long item = 100 * batch + i;
+                jobs.add((Callable<Long>)() -> {
+                    jobThreads.add(Thread.currentThread().getName());
+                    return item;
+                });
             }
-            return chunk;
-        }, 8, null, 2, 3, null))
+            return jobs;
+        }, 8, null, 2, 3))
         {
             assertEquals(6, loader.capacity());
-            long previousFirst = -1;
-            for (int b = 0; b < batches; b++)
+            for (long b = 0; b < batches; b++)
             {
-                final List<Long> batch = loader.next();
-                assertEquals(8, batch.size());
-                final List<Long> chunkIds = new ArrayList<>();
-                for (int c = 0; c < 4; c++)
+                final List<Object> batch = loader.next();
+                final List<Object> expected = new ArrayList<>();
+                for (int i = 0; i < 8; i++)
                 {
-                    assertEquals(batch.get(2 * c), batch.get(2 * c + 1), "a chunk stays together");
-                    chunkIds.add(batch.get(2 * c));
-                    assertTrue(seen.add(batch.get(2 * c)), "each chunk is delivered once");
+                    expected.add(100 * b + i);
                 }
-                final long first = chunkIds.stream().mapToLong(Long::longValue).min().orElseThrow();
-                assertTrue(first > previousFirst, "batches come out in the order they were started: " + chunkIds);
-                previousFirst = first;
+                assertEquals(expected, batch, "jobs replaced by their results, in order, batches in fetch order");
+            }
+        }
+        assertTrue(calls.get() >= batches, "one source call per batch: " + calls.get());
+        assertEquals(1, sourceThreads.size(), "the source is called on the producer thread only: " + sourceThreads);
+        assertTrue(jobThreads.stream().allMatch(t -> t.contains("-worker")), "jobs run on the workers: " + jobThreads);
+    }
+
+    @Test
+    void shouldPassABatchWithoutJobsThroughWithWorkers()
+    {
+        final AtomicLong counter = new AtomicLong();
+        try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
+            final List<Long> batch = new ArrayList<>();
+            for (int i = 0; i < size; i++)
+            {
+                batch.add(counter.getAndIncrement());
+            }
+            return batch;
+        }, 4, null, 2, 2))
+        {
+            for (long b = 0; b < 20; b++)
+            {
+                assertEquals(List.of(4 * b, 4 * b + 1, 4 * b + 2, 4 * b + 3), loader.next());
             }
         }
     }
@@ -89,7 +112,7 @@ class AsyncDataLoaderTest
             sourceEntered.countDown();
             never.await();
             return List.of();
-        }, 4, null, 2, 2, null);
+        }, 4, null, 2, 2);
         final CompletableFuture<List<Long>> waiting = CompletableFuture.supplyAsync(loader::next);
         assertTrue(sourceEntered.await(10, TimeUnit.SECONDS));
         loader.close();
@@ -104,7 +127,7 @@ class AsyncDataLoaderTest
         final IllegalStateException boom = new IllegalStateException("disk gone");
         try (AsyncDataLoader<List<Long>> loader = new AsyncDataLoader<>(size -> {
             throw boom;
-        }, 4, null, 2, 2, null))
+        }, 4, null, 2, 2))
         {
             final DataLoaderException ex = assertThrows(DataLoaderException.class, loader::next);
             assertSame(boom, ex.getCause());
@@ -116,13 +139,14 @@ class AsyncDataLoaderTest
     {
         assertMessage("dataloader.num_workers: expected a non-negative integer, got -1", 4, 4, -1);
         assertMessage("dataloader.chunk_size: 3 must divide batch_size=8", 8, 3, 2);
+        assertMessage("dataloader.chunk_size: 3 must divide batch_size=8", 8, 3, 0);
         assertMessage("batch_size: expected a positive integer, got 0", 0, 1, 0);
     }
 
     private static void assertMessage(final String expected, final int batch, final int chunk, final int workers)
     {
         final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
-            () -> new AsyncDataLoader<List<Long>>(size -> List.of(), batch, null, chunk, workers, null).close());
+            () -> new AsyncDataLoader<List<Long>>(size -> List.of(), batch, null, chunk, workers).close());
         assertTrue(ex.getMessage().startsWith(expected), ex.getMessage());
     }
 
@@ -144,7 +168,7 @@ class AsyncDataLoaderTest
         }, 4, batch -> {
             transferThreads.add(Thread.currentThread().getName());
             return meta.apply(batch);
-        }, 4, 0, null))
+        }, 4, 0))
         {
             for (long i = 0; i < 5; i++)
             {

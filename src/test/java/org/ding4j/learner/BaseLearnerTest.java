@@ -20,6 +20,7 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 
+import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
@@ -264,6 +265,64 @@ class BaseLearnerTest
             final IllegalStateException ex = assertThrows(IllegalStateException.class,
                 () -> learner.saveCheckpoint("x.pth.tar"));
             assertTrue(ex.getMessage().contains("save_ckpt_after_run"));
+        }
+    }
+
+    @Test
+    void shouldTakeAFullFormHookUnderASimplifiedKeyAsDiEngineDoes() throws IOException
+    {
+        // DI-engine's own test config writes save_ckpt_after_iter as a dict; any dict is a full form there.
+        try (BaseLearner learner = learner("fullform", "hook.save_ckpt_after_iter={name: save_ckpt_after_iter, "
+            + "type: save_ckpt, priority: 20, position: after_iter, ext_args: {freq: 2}}"))
+        {
+            for (int i = 0; i < 5; i++)
+            {
+                learner.train(List.of());
+            }
+            assertEquals(Set.of("iteration_2.pth.tar", "iteration_4.pth.tar"), checkpoints("fullform"));
+        }
+    }
+
+    @Test
+    void shouldReadTensorLogVarsAsDiEngineDoes()
+    {
+        // DI-engine's LogDict calls tolist(): a 0-d tensor is a number, another tensor a list (a histogram here).
+        final List<String> seen = new ArrayList<>();
+        final CountingPolicy policy = new CountingPolicy()
+        {
+            @Override
+            protected Object learn(final Object data)
+            {
+                return Map.of("total_loss", torch.ones(3).sum(), "[histogram]td", torch.ones(2, 2),
+                    "cur_lr", 0.1);
+            }
+        };
+        try (BaseLearner learner = learner("tensors", policy))
+        {
+            learner.registerHook(new LearnerHook("probe", 100, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final HookContext l)
+                {
+                    final LogBuffer buffer = l.log().buffer();
+                    seen.add(buffer.scalar().get("total_loss") + ":"
+                        + java.util.Arrays.toString(buffer.histogram().get("td")));
+                }
+            });
+            learner.train(List.of());
+            assertEquals(List.of("3.0:[1.0, 1.0, 1.0, 1.0]"), seen);
+            learner.policy(new CountingPolicy()
+            {
+                @Override
+                protected Object learn(final Object data)
+                {
+                    return Map.of("total_loss", torch.ones(2));
+                }
+            });
+            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+                () -> learner.train(List.of()));
+            assertEquals("log var total_loss: expected a number (a 0-d tensor), got a tensor of shape [2]",
+                ex.getMessage());
         }
     }
 

@@ -104,11 +104,26 @@ final class DqnRun implements AutoCloseable
         return solved;
     }
 
-    /** Saves {@code ckpt_best} through the learner (its {@code save_ckpt_after_run} hook), at the current counters. */
+    /**
+     * Saves {@code ckpt_best} on rank 0 at the current counters, through the learner's checkpoints (not its
+     * {@code save_ckpt_after_run} hook, which {@code learner.hook.save_ckpt_after_run: false} removes).
+     */
     void saveBest()
     {
         learner.collectorEnvstep(collector.envsteps());
-        learner.saveCheckpoint(DqnPipeline.BEST_CHECKPOINT);
+        if (0 != dist.rank())
+        {
+            return;
+        }
+        try
+        {
+            learner.info("save ckpt_best in " + learner.checkpoints().save(DqnPipeline.BEST_CHECKPOINT));
+        }
+        catch (final IOException ex)
+        {
+            throw new java.io.UncheckedIOException("cannot save " + DqnPipeline.BEST_CHECKPOINT + " in "
+                + learner.checkpointDir(), ex);
+        }
     }
 
     private double elapsedS()

@@ -68,6 +68,24 @@ class DqnPipelineTest
     }
 
     /**
+     * Config holes that once failed mid-run: loader workers in parallel mode (the batches are preallocated objects,
+     * not lists of jobs, so they pass through the workers) and no {@code save_ckpt_after_run} hook (the best
+     * checkpoint is saved through the learner's checkpoints, not that hook).
+     */
+    @Test
+    void shouldRunParallelModeWithLoaderWorkersAndWithoutTheAfterRunSaveHook() throws Exception
+    {
+        final Config user = Config.empty().with("exp_name", dir.resolve("holes").toString())
+            .with("pipeline.mode", "parallel").with("pipeline.max_train_iter", 120L)
+            .with("pipeline.warmup_updates", 0L).with("learner.dataloader.num_workers", 2L)
+            .with("learner.hook.save_ckpt_after_run", false);
+        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, Map.of());
+        assertEquals(120, summary.trainIter());
+        assertTrue(Files.isRegularFile(dir.resolve("holes/ckpt/" + DqnPipeline.BEST_CHECKPOINT)));
+        assertTrue(!Files.exists(dir.resolve("holes/ckpt/iteration_120.pth.tar")), "no after_run save hook");
+    }
+
+    /**
      * Stops after 100 updates, resumes from the after_run checkpoint through
      * {@code learner.hook.load_ckpt_before_run}, and checks that the resumed run starts from the saved counters
      * (updates, env steps and so epsilon) and carries them on to its own limit.
