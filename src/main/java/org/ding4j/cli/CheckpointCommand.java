@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.CheckpointInspector;
 import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.torch.Natives;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
@@ -41,6 +42,7 @@ final class CheckpointCommand implements Callable<Integer>
         @Override
         public Integer call() throws Exception
         {
+            Natives.load();
             try (PointerScope scope = new PointerScope())
             {
                 final PrintWriter out = spec.commandLine().getOut();

@@ -15,9 +15,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
-import org.bytedeco.javacpp.Loader;
-import org.bytedeco.pytorch.global.torch;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.torch.Natives;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -83,9 +82,9 @@ final class LaunchCommand implements Callable<Integer>
         final int world = nproc * nnodes;
         // Checks the address and port the way every rank will.
         new DistInfo(0, world, 0, masterAddr, masterPort);
-        // Ranks starting on a fresh JavaCPP cache extract the native libraries at the same moment and one can load
-        // a half-written file (a SIGSEGV in dlopen, seen here); extracting once first leaves them a complete cache.
-        Loader.load(torch.class);
+        // The ranks would wait for each other's extraction under Natives' lock; extracting once here first leaves
+        // them a complete cache and a quicker start.
+        Natives.load();
         final PrintWriter out = spec.commandLine().getOut();
         final List<Process> processes = new ArrayList<>();
         final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);

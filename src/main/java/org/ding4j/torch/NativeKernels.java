@@ -1,6 +1,5 @@
 package org.ding4j.torch;
 
-import org.bytedeco.javacpp.Loader;
 import org.bytedeco.javacpp.annotation.Namespace;
 import org.bytedeco.javacpp.annotation.Properties;
 import org.ding4j.torch.presets.Ding4jKernelsPresets;
@@ -16,7 +15,8 @@ final class NativeKernels
 {
     static
     {
-        Loader.load();
+        // Under ding4j's process-wide load lock: the kernels link against libtorch's and OpenBLAS's libraries.
+        Natives.load();
     }
 
     private NativeKernels()

@@ -60,6 +60,7 @@ public final class Threads
      */
     public static synchronized Settings configure()
     {
+        Natives.load();
         if (null == applied)
         {
             final int cores = Runtime.getRuntime().availableProcessors();
@@ -85,6 +86,7 @@ public final class Threads
         check("intraOp", intraOp);
         check("interOp", interOp);
         check("blas", blas);
+        Natives.load();
         apply(intraOp, interOp, blas);
         return applied;
     }
