@@ -10,6 +10,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -37,19 +39,33 @@ import org.slf4j.LoggerFactory;
  * Threads: any thread may call {@link #addScalar}/{@link #addHistogram}; they copy the entry into an Agrona
  * many-to-one ring buffer without allocating or blocking. When the ring is full the entry is dropped and counted
  * ({@link #droppedCount()}, with a warning per power-of-two drop count), so training never waits on disk. One
- * background thread encodes and writes the events. {@link #flush()} waits until what was accepted before it is
- * written; {@link #close()} drains everything accepted, then closes the file.
+ * background thread encodes and writes the events, and hands them to the file system at most
+ * {@value #FLUSH_INTERVAL_MS} ms after they were written, so TensorBoard shows a run while it goes and a killed
+ * run keeps all but its last interval. {@link #flush()} waits until what was accepted before it is written;
+ * {@link #close()} drains everything accepted, then closes the file; a writer still open when the JVM shuts down
+ * (a forgotten {@code close()}, SIGTERM) is closed by a shutdown hook, so nothing accepted is lost then either.
  */
 public final class TensorBoardWriter implements SummaryWriter
 {
     /** Default ring capacity in bytes. */
     public static final int DEFAULT_CAPACITY = 1 << 20;
+    /** Longest time written events wait in the writer's buffer before they reach the file. */
+    public static final long FLUSH_INTERVAL_MS = 200;
 
     private static final Logger LOG = LoggerFactory.getLogger(TensorBoardWriter.class);
     private static final int SCALAR = 1;
     private static final int HISTOGRAM = 2;
     private static final int FLUSH = 3;
     private static final long CLOSE_TIMEOUT_MS = 10_000;
+    private static final long FLUSH_INTERVAL_NS = FLUSH_INTERVAL_MS * 1_000_000L;
+    /** Writers not closed yet, closed by one shutdown hook if the JVM exits first. */
+    private static final Set<TensorBoardWriter> OPEN = ConcurrentHashMap.newKeySet();
+
+    static
+    {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> OPEN.forEach(TensorBoardWriter::close),
+            "ding4j-tensorboard-shutdown"));
+    }
     // Message layout: step (8) | wall time (8) | value or count (8) | tag length (4) | tag ASCII | doubles...
     private static final int STEP_OFFSET = 0;
     private static final int WALL_OFFSET = 8;
@@ -97,6 +113,7 @@ public final class TensorBoardWriter implements SummaryWriter
         this.writerThread = new Thread(() -> run(encoder), "ding4j-tensorboard");
         writerThread.setDaemon(true);
         writerThread.start();
+        OPEN.add(this);
     }
 
     /**
@@ -228,6 +245,7 @@ public final class TensorBoardWriter implements SummaryWriter
             return;
         }
         closing = true;
+        OPEN.remove(this);
         try
         {
             writerThread.join(CLOSE_TIMEOUT_MS);
@@ -245,16 +263,28 @@ public final class TensorBoardWriter implements SummaryWriter
     private void run(final Encoder encoder)
     {
         final IdleStrategy idle = new BackoffIdleStrategy(100, 10, 100_000, 10_000_000);
+        // The file version record is written but not flushed yet.
+        boolean dirty = true;
+        long lastFlush = System.nanoTime();
         try (encoder)
         {
             while (true)
             {
                 final int read = ring.read(encoder);
+                dirty |= read > 0;
                 if (encoder.flushPending)
                 {
                     encoder.flushPending = false;
                     encoder.out.flush();
                     flushesDone.incrementAndGet();
+                    dirty = false;
+                    lastFlush = System.nanoTime();
+                }
+                else if (dirty && System.nanoTime() - lastFlush >= FLUSH_INTERVAL_NS)
+                {
+                    encoder.out.flush();
+                    dirty = false;
+                    lastFlush = System.nanoTime();
                 }
                 if (0 == read)
                 {

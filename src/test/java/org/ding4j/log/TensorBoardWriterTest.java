@@ -7,13 +7,19 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.CRC32C;
 
 import com.google.protobuf.CodedInputStream;
+import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -62,6 +68,54 @@ class TensorBoardWriterTest
         assertEquals(4, histogram.bucketLimits.size(), "only non-empty buckets");
         assertEquals(List.of(1.0, 1.0, 2.0, 1.0), histogram.buckets);
         assertEquals(0, writer.droppedCount());
+    }
+
+    @Test
+    void shouldPutEventsInTheFileWhileTheWriterIsOpen() throws Exception
+    {
+        final Path folder = dir.resolve("live");
+        final TensorBoardWriter writer = new TensorBoardWriter(folder);
+        try (WatchService watch = folder.getFileSystem().newWatchService())
+        {
+            folder.register(watch, StandardWatchEventKinds.ENTRY_MODIFY);
+            for (int i = 1; i <= 10; i++)
+            {
+                writer.addScalar("learner_iter/total_loss_avg", i, i);
+            }
+            // No flush() and no close(): the writer thread hands them to the file within its interval.
+            final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            List<Event> events = List.of();
+            while (events.size() < 11 && System.nanoTime() < deadline)
+            {
+                final WatchKey key = watch.poll(TensorBoardWriter.FLUSH_INTERVAL_MS * 5, TimeUnit.MILLISECONDS);
+                if (null != key)
+                {
+                    key.pollEvents();
+                    key.reset();
+                }
+                events = read(writer.file());
+            }
+            assertEquals(11, events.size(), "the version record and 10 scalars, readable while the writer is open");
+            assertEquals(10, events.get(10).step);
+        }
+        finally
+        {
+            writer.close();
+        }
+    }
+
+    @Test
+    void shouldCloseAForgottenWriterWhenTheJvmExits() throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(ForgottenCloseChild.class.getName());
+        command.add(dir.resolve("forgotten").toString());
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        child.getOutputStream().close();
+        final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(60, TimeUnit.SECONDS), output);
+        assertEquals(0, child.exitValue(), output);
+        final List<Event> events = read(Path.of(output.lines().reduce((a, b) -> b).orElseThrow().trim()));
+        assertEquals(51, events.size(), "every scalar accepted before exit is in the file");
     }
 
     @Test
