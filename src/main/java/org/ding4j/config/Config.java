@@ -80,7 +80,12 @@ public final class Config
         }
         if (value instanceof java.math.BigInteger big)
         {
-            return big.longValueExact();
+            if (big.bitLength() > 63)
+            {
+                throw new ConfigException(path, "expected an integer in [" + Long.MIN_VALUE + ", " + Long.MAX_VALUE
+                    + "], got " + big);
+            }
+            return big.longValue();
         }
         if (value instanceof Number number)
         {

@@ -1,6 +1,7 @@
 package org.ding4j.config;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -8,19 +9,31 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLGenerator;
+import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import org.ding4j.checkpoint.AtomicFiles;
 
 /**
  * Reads configs from JSON or YAML files, applies dotted {@code key=value} overrides, and writes the effective
- * config as YAML (atomically). Thread-safe.
+ * config as YAML (atomically). Reading is strict: only regular files of at most {@value #MAX_FILE_BYTES} bytes, one
+ * document, no duplicate keys and no YAML aliases (Jackson would read an alias as its name, a wrong value), each
+ * refused with the file and the key. Thread-safe.
  */
 public final class ConfigFiles
 {
+    /** The largest config file read (configs are a few KB; a larger file is a mistake, e.g. a device). */
+    public static final int MAX_FILE_BYTES = 1 << 20;
+
+    private static final Pattern DUPLICATE = Pattern.compile("Duplicate field '([^']*)'");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory()
         .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
@@ -53,10 +66,24 @@ public final class ConfigFiles
         {
             throw new ConfigException("", "config file " + file + ": expected a .json, .yaml or .yml file");
         }
-        final byte[] bytes;
-        try
+        if (!Files.exists(file))
         {
-            bytes = Files.readAllBytes(file);
+            throw new ConfigException("", "config file " + file + " does not exist");
+        }
+        if (!Files.isRegularFile(file))
+        {
+            throw new ConfigException("", "config file " + file + " is not a regular file (a folder, FIFO or device)");
+        }
+        final byte[] bytes;
+        try (InputStream in = Files.newInputStream(file))
+        {
+            // Read one byte past the cap, so a file that grew after a size check cannot slip through.
+            bytes = in.readNBytes(MAX_FILE_BYTES + 1);
+            if (bytes.length > MAX_FILE_BYTES)
+            {
+                throw new ConfigException("", "config file " + file + " is larger than " + MAX_FILE_BYTES
+                    + " bytes");
+            }
         }
         catch (final NoSuchFileException ex)
         {
@@ -94,6 +121,7 @@ public final class ConfigFiles
 
     private static Config parse(final ObjectMapper mapper, final byte[] bytes, final String what)
     {
+        checkStructure(mapper, bytes, what, "");
         final Object tree;
         try
         {
@@ -106,13 +134,77 @@ public final class ConfigFiles
         }
         if (null == tree)
         {
-            return Config.empty();
+            throw new ConfigException("", what + " is empty: expected a map at the top");
         }
         if (!(tree instanceof Map<?, ?> map))
         {
             throw new ConfigException("", what + ": expected a map at the top, got " + tree.getClass().getSimpleName());
         }
         return Config.of(map);
+    }
+
+    /**
+     * Walks the tokens once before the tree is built: a duplicate key, a YAML alias or a second document is an
+     * error naming the key path (Jackson would keep the last duplicate, read an alias as its name and ignore the
+     * documents after the first).
+     */
+    private static void checkStructure(final ObjectMapper mapper, final byte[] bytes, final String what,
+        final String root)
+    {
+        try (JsonParser parser = mapper.getFactory().createParser(bytes))
+        {
+            parser.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
+            int depth = 0;
+            int documents = 0;
+            for (JsonToken token = parser.nextToken(); null != token; token = parser.nextToken())
+            {
+                if (0 == depth && ++documents > 1)
+                {
+                    throw new ConfigException(root, what + " holds more than one document (line "
+                        + parser.currentLocation().getLineNr() + "); expected one");
+                }
+                if (parser instanceof YAMLParser yaml && yaml.isCurrentAlias())
+                {
+                    throw new ConfigException(under(root, keyPath(parser)), what + ": YAML alias *" + parser.getText() + " (line "
+                        + parser.currentLocation().getLineNr() + ") is not supported; write the value out");
+                }
+                depth += token.isStructStart() ? 1 : token.isStructEnd() ? -1 : 0;
+            }
+        }
+        catch (final JsonParseException ex)
+        {
+            final Matcher duplicate = DUPLICATE.matcher(String.valueOf(ex.getOriginalMessage()));
+            if (duplicate.find())
+            {
+                final String parent = keyPath(ex.getProcessor());
+                throw new ConfigException(under(root, parent.isEmpty() ? duplicate.group(1) : parent),
+                    what + ": duplicate key "
+                    + duplicate.group(1) + " (line " + ex.getLocation().getLineNr() + ")", ex);
+            }
+            throw new ConfigException(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
+                + ex.getMessage(), ex);
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
+                + ex.getMessage(), ex);
+        }
+    }
+
+    private static String under(final String root, final String key)
+    {
+        return key.isEmpty() ? root : Config.join(root, key);
+    }
+
+    /** The dotted key path of the parser's current position, e.g. {@code policy.learn.batch_size}. */
+    private static String keyPath(final JsonParser parser)
+    {
+        if (null == parser)
+        {
+            return "";
+        }
+        final String pointer = parser.getParsingContext().pathAsPointer().toString();
+        return pointer.isEmpty() ? "" : pointer.substring(1).replace('/', '.');
     }
 
     /**
@@ -139,6 +231,11 @@ public final class ConfigFiles
             final Object value;
             try
             {
+                if (!text.isEmpty())
+                {
+                    checkStructure(YAML, text.getBytes(StandardCharsets.UTF_8), "override value \"" + text + "\"",
+                        key);
+                }
                 value = text.isEmpty() ? "" : YAML.readValue(text, Object.class);
             }
             catch (final JsonProcessingException ex)

@@ -26,6 +26,45 @@ public interface ValueRule
     ValueRule POSITIVE_NUMBER = v -> v instanceof Number n && n.doubleValue() > 0 && Double.isFinite(n.doubleValue())
         ? null : "expected a finite number > 0";
 
+    /**
+     * Integers in {@code [min, max]}: a count that sizes arrays, threads or tensors is bounded by what it can use,
+     * so a huge value is refused with its key instead of overflowing or running out of memory later.
+     *
+     * @param min smallest allowed
+     * @param max largest allowed
+     * @return the rule, "expected an integer in [min, max]"
+     */
+    static ValueRule integerIn(final long min, final long max)
+    {
+        final String expected = "expected an integer in [" + min + ", " + max + "]";
+        return v -> isWhole(v) && ((Number)v).doubleValue() >= min && ((Number)v).doubleValue() <= max
+            ? null : expected;
+    }
+
+    /**
+     * A folder path to write a run into: non-empty segments, none {@code .} or {@code ..}, no control characters,
+     * and not inside the kernel's pseudo file systems ({@code /proc}, {@code /sys}, {@code /dev}).
+     */
+    ValueRule FOLDER_PATH = v -> {
+        final String expected = "expected a folder path without empty, '.' or '..' segments, control characters or "
+            + "/proc, /sys, /dev";
+        if (!(v instanceof String s) || s.isBlank() || s.chars().anyMatch(Character::isISOControl))
+        {
+            return expected;
+        }
+        final String trimmed = s.endsWith("/") ? s.substring(0, s.length() - 1) : s;
+        final String[] segments = (trimmed.startsWith("/") ? trimmed.substring(1) : trimmed).split("/", -1);
+        for (final String segment : segments)
+        {
+            if (segment.isEmpty() || ".".equals(segment) || "..".equals(segment))
+            {
+                return expected;
+            }
+        }
+        return trimmed.startsWith("/") && java.util.Set.of("proc", "sys", "dev").contains(segments[0]) ? expected
+            : null;
+    };
+
     private static boolean isWhole(final Object v)
     {
         if (v instanceof Long)

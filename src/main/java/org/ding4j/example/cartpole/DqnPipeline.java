@@ -16,6 +16,7 @@ import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
 
@@ -43,39 +44,46 @@ public final class DqnPipeline
     /** The checkpoint saved on each new best evaluation. */
     public static final String BEST_CHECKPOINT = "ckpt_best.pth.tar";
 
+    /** Bounds of the counts that size arrays, tensors and threads (a larger value is refused with its key). */
+    private static final long MAX_ENVS = 4096;
+    private static final long MAX_NSTEP = 10_000;
+    private static final long MAX_BATCH = 1 << 20;
+    private static final long MAX_WIDTH = 1 << 16;
+    private static final long MAX_LOADER_WORKERS = 256;
+
     private static final ConfigSchema SCHEMA = ConfigSchema.builder("", ConfigFiles.loadResource(DEFAULT_CONFIG))
-        .rule("exp_name", ValueRule.NON_EMPTY_STRING)
-        .rule("env.collector_env_num", ValueRule.POSITIVE_INTEGER)
-        .rule("env.evaluator_env_num", ValueRule.POSITIVE_INTEGER)
-        .rule("env.n_evaluator_episode", ValueRule.POSITIVE_INTEGER)
+        .rule("exp_name", ValueRule.FOLDER_PATH)
+        .rule("env.collector_env_num", ValueRule.integerIn(1, MAX_ENVS))
+        .rule("env.evaluator_env_num", ValueRule.integerIn(1, MAX_ENVS))
+        .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
         .rule("env.stop_value", ValueRule.POSITIVE_NUMBER)
-        .rule("env.max_episode_steps", ValueRule.POSITIVE_INTEGER)
+        .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
         .rule("policy.model.obs_shape", v -> Long.valueOf(CartPole.OBS).equals(v) ? null
             : "expected " + CartPole.OBS + " (CartPole's observation width)")
         .rule("policy.model.action_shape", v -> Long.valueOf(CartPole.ACTIONS).equals(v) ? null
             : "expected " + CartPole.ACTIONS + " (CartPole's actions)")
         .rule("policy.model.encoder_hidden_size_list", DqnPipeline::positiveWidths)
-        .rule("policy.nstep", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.nstep", ValueRule.integerIn(1, MAX_NSTEP))
         .rule("policy.discount_factor", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
             ? null : "expected a number in [0, 1]")
-        .rule("policy.learn.update_per_collect", ValueRule.POSITIVE_INTEGER)
-        .rule("policy.learn.batch_size", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.learn.update_per_collect", ValueRule.integerIn(1, Integer.MAX_VALUE))
+        .rule("policy.learn.batch_size", ValueRule.integerIn(1, MAX_BATCH))
         .rule("policy.learn.learning_rate", ValueRule.POSITIVE_NUMBER)
-        .rule("policy.learn.target_update_freq", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.learn.target_update_freq", ValueRule.integerIn(1, Integer.MAX_VALUE))
         .rule("policy.learn.target_theta", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
             ? null : "expected a number in [0, 1]")
         .rule("policy.learn.loss", v -> "mse".equals(v) || "huber".equals(v) ? null : "expected mse or huber")
         .rule("policy.learn.grad_clip", v -> v instanceof Number n && n.doubleValue() >= 0 ? null
             : "expected a number >= 0")
-        .rule("policy.collect.n_sample", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.collect.n_sample", ValueRule.integerIn(1, Integer.MAX_VALUE))
         .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
         .rule("policy.other.eps.type", v -> "exp".equals(v) ? null : "expected exp (exponential decay)")
         .rule("policy.other.eps.decay", ValueRule.POSITIVE_NUMBER)
-        .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.POSITIVE_INTEGER)
+        .rule("policy.other.replay_buffer.replay_buffer_size", DqnPipeline::replayBufferSize)
         .rule("pipeline.mode", v -> "serial".equals(v) || "parallel".equals(v) ? null : "expected serial or parallel")
         .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
         .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
-        .rule("pipeline.warmup_updates", ValueRule.NON_NEGATIVE_INTEGER)
+        .rule("pipeline.warmup_updates", ValueRule.integerIn(0, Integer.MAX_VALUE))
         .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
         .open("learner")
         .build();
@@ -153,7 +161,13 @@ public final class DqnPipeline
                 + " (data-parallel runs the serial pipeline on every rank), got " + cfg.getString("pipeline.mode"));
         }
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
-        BaseLearner.checkConfig(cfg.child("learner"));
+        final Config learner = BaseLearner.checkConfig(cfg.child("learner"));
+        final String workers = ValueRule.integerIn(0, MAX_LOADER_WORKERS).check(learner.get("dataloader.num_workers"));
+        if (null != workers)
+        {
+            throw new ConfigException("learner.dataloader.num_workers", workers + ", got "
+                + learner.get("dataloader.num_workers"));
+        }
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
         {
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
@@ -210,10 +224,18 @@ public final class DqnPipeline
         final String exp = cfg.getString("exp_name");
         // Seeded after the warm-up, so that the warm-up's draws do not change the run.
         torch.manual_seed(seed);
-        Files.createDirectories(Path.of(exp));
-        if (0 == dist.rank())
+        try
         {
-            ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+            Files.createDirectories(Path.of(exp));
+            if (0 == dist.rank())
+            {
+                ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
+                + ": " + ex, ex);
         }
         try (DqnRun run = new DqnRun(cfg, seed, exp, dist, progress))
         {
@@ -246,17 +268,28 @@ public final class DqnPipeline
 
     private static String positiveWidths(final Object v)
     {
+        final String expected = "expected a non-empty list of integers in [1, " + MAX_WIDTH + "]";
         if (!(v instanceof List<?> list) || list.isEmpty())
         {
-            return "expected a non-empty list of positive integers";
+            return expected;
         }
         for (final Object w : list)
         {
-            if (!(w instanceof Long l) || l < 1)
+            if (!(w instanceof Long l) || l < 1 || l > MAX_WIDTH)
             {
-                return "expected a non-empty list of positive integers";
+                return expected;
             }
         }
         return null;
+    }
+
+    /** The buffer holds its transitions on the heap: at most half of it, so the run has room for the rest. */
+    private static String replayBufferSize(final Object v)
+    {
+        final long max = Runtime.getRuntime().maxMemory() / 2 / ReplayBuffer.bytesPerTransition(CartPole.OBS);
+        final String problem = ValueRule.integerIn(1, Math.min(Integer.MAX_VALUE, max)).check(v);
+        return null == problem ? null : problem + " (" + ReplayBuffer.bytesPerTransition(CartPole.OBS)
+            + " bytes per transition, at most half of the JVM's " + (Runtime.getRuntime().maxMemory() >> 20)
+            + " MiB heap; raise -Xmx for more)";
     }
 }

@@ -72,6 +72,17 @@ public final class ReplayBuffer
     }
 
     /**
+     * @param obsWidth observation width
+     * @return heap bytes one transition takes here (its arrays, and the sum tree's share when prioritized), for
+     *         checking a capacity against the heap before allocating it
+     */
+    public static long bytesPerTransition(final int obsWidth)
+    {
+        // obs + next obs (4 each per width), action and id (8 each), return, bootstrap, stamp (4 each), tree (16).
+        return 8L * obsWidth + 8 + 8 + 4 + 4 + 4 + 16;
+    }
+
+    /**
      * Stores one transition, overwriting the oldest when full.
      *
      * @param obsRow      observation, {@code obsWidth} floats from {@code obsOffset}

@@ -57,6 +57,30 @@ class DqnPipelineTest
     }
 
     @Test
+    void shouldRefuseCountsBeyondWhatTheRunCanHoldNamingTheKey()
+    {
+        final Map<String, String> expected = new java.util.LinkedHashMap<>();
+        expected.put("env.collector_env_num=2147483647",
+            "env.collector_env_num: expected an integer in [1, 4096], got 2147483647");
+        expected.put("env.evaluator_env_num=1e9", "env.evaluator_env_num: expected an integer in [1, 4096], got 1.0E9");
+        expected.put("policy.nstep=2147483647", "policy.nstep: expected an integer in [1, 10000], got 2147483647");
+        expected.put("policy.model.encoder_hidden_size_list=[2000000000]", "policy.model.encoder_hidden_size_list: "
+            + "expected a non-empty list of integers in [1, 65536], got a list [2000000000]");
+        expected.put("policy.other.replay_buffer.replay_buffer_size=1073741824",
+            "policy.other.replay_buffer.replay_buffer_size: expected an integer in [1, ");
+        expected.put("learner.dataloader.num_workers=100000",
+            "learner.dataloader.num_workers: expected an integer in [0, 256], got 100000");
+        expected.put("exp_name=/proc/self", "exp_name: expected a folder path without empty, '.' or '..' segments");
+        expected.put("exp_name=run/../../up", "exp_name: expected a folder path without empty, '.' or '..' segments");
+        expected.forEach((override, message) -> {
+            final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
+                org.ding4j.config.ConfigException.class,
+                () -> new DqnPipeline(org.ding4j.config.ConfigFiles.override(Config.empty(), List.of(override))));
+            assertTrue(ex.getMessage().startsWith(message), override + " -> " + ex.getMessage());
+        });
+    }
+
+    @Test
     void shouldSolveCartPoleWithTheDefaultConfig() throws Exception
     {
         final Config user = Config.empty().with("exp_name", dir.resolve("run").toString())
