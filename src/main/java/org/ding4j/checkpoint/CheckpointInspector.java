@@ -1,6 +1,7 @@
 package org.ding4j.checkpoint;
 
 import java.util.Base64;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -32,11 +33,15 @@ public final class CheckpointInspector
     {
         try (PointerScope scope = new PointerScope())
         {
-            return node(state, "");
+            return node(state, "", new IdentityHashMap<>());
         }
     }
 
-    private static JsonNode node(final Object value, final String path)
+    /**
+     * @param seen each tensor's description, computed once: a checkpoint may reference one tensor from many paths
+     *             (the reader bounds how many), and its sum is read once
+     */
+    private static JsonNode node(final Object value, final String path, final Map<Tensor, ObjectNode> seen)
     {
         final JsonNodeFactory json = JsonNodeFactory.instance;
         if (null == value)
@@ -45,13 +50,14 @@ public final class CheckpointInspector
         }
         if (value instanceof Tensor t)
         {
-            return tensor(t, path);
+            final ObjectNode described = seen.computeIfAbsent(t, k -> tensor(k, path)).deepCopy();
+            return described.put("path", path);
         }
         if (value instanceof Map<?, ?> map)
         {
             final ObjectNode object = json.objectNode();
             map.forEach((k, v) -> object.set(String.valueOf(k), node(v, path.isEmpty() ? String.valueOf(k)
-                : path + "." + k)));
+                : path + "." + k, seen)));
             return object;
         }
         if (value instanceof List<?> list)
@@ -59,7 +65,7 @@ public final class CheckpointInspector
             final ArrayNode array = json.arrayNode();
             for (int i = 0; i < list.size(); i++)
             {
-                array.add(node(list.get(i), path + "[" + i + "]"));
+                array.add(node(list.get(i), path + "[" + i + "]", seen));
             }
             return array;
         }
@@ -82,11 +88,12 @@ public final class CheckpointInspector
         return json.textNode(String.valueOf(value));
     }
 
-    private static ObjectNode tensor(final Tensor t, final String path)
+    private static ObjectNode tensor(final Tensor t, final String firstPath)
     {
         final ObjectNode node = JsonNodeFactory.instance.objectNode();
-        final TorchDtypes dtype = TorchDtypes.byScalarType(t.scalar_type(), path);
-        node.put("path", path);
+        final TorchDtypes dtype = TorchDtypes.byScalarType(t.scalar_type(), firstPath);
+        // "path" first, as each reference's copy fills it in.
+        node.putNull("path");
         node.put("dtype", dtype.pythonName());
         final ArrayNode shape = node.putArray("shape");
         for (int d = 0; d < t.dim(); d++)

@@ -140,7 +140,7 @@ final class PickleReader
                 }
                 case 'l' -> push(new ArrayList<>(popToMark()));
                 case 't' -> push(tuple(popToMark()));
-                case 0x85 -> push(tuple(List.of(pop())));
+                case 0x85 -> push(tuple(Collections.singletonList(pop()))); // TUPLE1, None included
                 case 0x86 -> {
                     final Object b = pop();
                     push(tuple(Arrays.asList(pop(), b)));

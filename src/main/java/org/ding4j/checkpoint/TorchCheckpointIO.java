@@ -51,6 +51,8 @@ public final class TorchCheckpointIO implements CheckpointIO
     /** The zip format version {@code torch.save} writes (PyTorch 1.13 and 2.x). */
     private static final String FORMAT_VERSION = "3\n";
     private static final int MAX_DEPTH = 512;
+    /** data.pkl holds the structure only (tensors are records of their own): PyTorch's are KBs, rarely MBs. */
+    private static final long MAX_PICKLE_BYTES = 256L << 20;
 
     @Override
     public void write(final Path file, final Map<String, Object> state) throws IOException
@@ -85,10 +87,16 @@ public final class TorchCheckpointIO implements CheckpointIO
     @Override
     public Map<String, Object> read(final Path file) throws IOException
     {
-        if (!Files.isRegularFile(file))
+        if (!Files.exists(file))
         {
             throw new NoSuchFileException(file.toString(), null, "checkpoint does not exist");
         }
+        if (!Files.isRegularFile(file))
+        {
+            throw new CorruptCheckpointException(file, Files.isDirectory(file) ? "a folder, not a checkpoint file"
+                : "not a regular file (a FIFO or device)");
+        }
+        refuseLegacyFormat(file);
         try (ZipFile zip = new ZipFile(file.toFile()))
         {
             return new Reader(file, zip).read();
@@ -97,6 +105,26 @@ public final class TorchCheckpointIO implements CheckpointIO
         {
             // ZipFile reports a damaged end record or central directory as either of these.
             throw new CorruptCheckpointException(file, "not a readable zip archive (truncated or corrupted?): " + ex);
+        }
+        catch (final RuntimeException ex)
+        {
+            // Whatever the bytes, a caller sees one kind of error: the checks above should leave nothing to land here.
+            throw new CorruptCheckpointException(file, "unreadable: " + ex);
+        }
+    }
+
+    /** torch.save's format before PyTorch 1.6 is a bare pickle stream (0x80 = PROTO), not a zip archive. */
+    private static void refuseLegacyFormat(final Path file) throws IOException
+    {
+        final byte[] head = new byte[2];
+        try (InputStream in = Files.newInputStream(file))
+        {
+            if (2 == in.readNBytes(head, 0, 2) && (head[0] & 0xff) == 0x80)
+            {
+                throw new CorruptCheckpointException(file, "a legacy torch.save file (PyTorch < 1.6, or "
+                    + "_use_new_zipfile_serialization=False) or a bare pickle; ding4j reads the zip format: re-save it "
+                    + "with torch.save in PyTorch >= 1.6");
+            }
         }
     }
 
@@ -127,9 +155,10 @@ public final class TorchCheckpointIO implements CheckpointIO
                 throw corrupt("byte order '" + byteOrder + "' (only little-endian checkpoints are read)");
             }
             final Object root;
+            final byte[] pickle = record("data.pkl", MAX_PICKLE_BYTES);
             try
             {
-                root = PickleReader.load(record("data.pkl", Integer.MAX_VALUE));
+                root = PickleReader.load(pickle);
             }
             catch (final PickleReader.PickleException ex)
             {
@@ -140,9 +169,19 @@ public final class TorchCheckpointIO implements CheckpointIO
                 throw corrupt("the saved object is a " + (null == root ? "None" : root.getClass().getSimpleName())
                     + ", not a dict");
             }
+            // Work and memory stay bounded by the file: a pickle can share one subtree from many places through its
+            // memo (1 KB can describe 2^40 paths), so the tree is sized before it is built, and each shared node is
+            // built once and stays shared, as in PyTorch.
+            final long limit = 4L * pickle.length + 10_000;
+            final long values = expandedSize(root, new IdentityHashMap<>(), 0, limit);
+            if (values > limit)
+            {
+                throw corrupt("data.pkl describes more than " + limit + " values through shared references ("
+                    + pickle.length + " bytes)");
+            }
             @SuppressWarnings("unchecked")
             final Map<String, Object> state = (Map<String, Object>)materialise(root, "", 0,
-                Collections.newSetFromMap(new IdentityHashMap<>()));
+                Collections.newSetFromMap(new IdentityHashMap<>()), new IdentityHashMap<>());
             return state;
         }
 
@@ -166,7 +205,11 @@ public final class TorchCheckpointIO implements CheckpointIO
                 {
                     throw corrupt("records in two archive folders, '" + prefix + "' and '" + name + "'");
                 }
-                records.put(name.substring(slash + 1), entry);
+                if (null != records.put(name.substring(slash + 1), entry))
+                {
+                    // PyTorch reads the first of two such records, java.util.zip another: refuse rather than guess.
+                    throw corrupt("record '" + name + "' appears twice in the archive");
+                }
             }
             if (!records.containsKey("data.pkl"))
             {
@@ -209,13 +252,61 @@ public final class TorchCheckpointIO implements CheckpointIO
             return bytes;
         }
 
+        /**
+         * The number of values a walk of the tree visits, shared nodes counted once per path (saturating just past
+         * the limit), computed once per node.
+         */
+        private long expandedSize(final Object value, final Map<Object, Long> sizes, final int depth,
+            final long limit) throws CorruptCheckpointException
+        {
+            if (depth > MAX_DEPTH)
+            {
+                throw corrupt("nesting deeper than " + MAX_DEPTH + " levels");
+            }
+            if (!(value instanceof Map<?, ?>) && !(value instanceof List<?>))
+            {
+                return 1;
+            }
+            final Long known = sizes.get(value);
+            if (null != known)
+            {
+                return known;
+            }
+            // A container met again while its own size is being computed contains itself; materialise names it.
+            sizes.put(value, 1L);
+            long total = 1;
+            final Iterable<?> children = value instanceof Map<?, ?> map ? map.values() : (List<?>)value;
+            for (final Object child : children)
+            {
+                total = Math.min(limit + 1, total + expandedSize(child, sizes, depth + 1, limit));
+            }
+            sizes.put(value, total);
+            return total;
+        }
+
         private Object materialise(final Object value, final String path, final int depth,
-            final Set<Object> containing) throws IOException
+            final Set<Object> containing, final Map<Object, Object> built) throws IOException
         {
             if (depth > MAX_DEPTH)
             {
                 throw corrupt("nesting deeper than " + MAX_DEPTH + " levels at " + path);
             }
+            final Object done = built.get(value);
+            if (null != done)
+            {
+                return done;
+            }
+            final Object out = materialiseOnce(value, path, depth, containing, built);
+            if (value instanceof PickleReader.TensorRef || value instanceof Map<?, ?> || value instanceof List<?>)
+            {
+                built.put(value, out);
+            }
+            return out;
+        }
+
+        private Object materialiseOnce(final Object value, final String path, final int depth,
+            final Set<Object> containing, final Map<Object, Object> built) throws IOException
+        {
             if (value instanceof PickleReader.TensorRef ref)
             {
                 return tensor(ref, path);
@@ -227,7 +318,7 @@ public final class TorchCheckpointIO implements CheckpointIO
                 for (final Map.Entry<?, ?> entry : map.entrySet())
                 {
                     out.put(entry.getKey(), materialise(entry.getValue(), join(path, entry.getKey()), depth + 1,
-                        containing));
+                        containing, built));
                 }
                 containing.remove(map);
                 return out;
@@ -238,7 +329,7 @@ public final class TorchCheckpointIO implements CheckpointIO
                 final List<Object> out = new ArrayList<>(list.size());
                 for (int i = 0; i < list.size(); i++)
                 {
-                    out.add(materialise(list.get(i), path + "[" + i + "]", depth + 1, containing));
+                    out.add(materialise(list.get(i), path + "[" + i + "]", depth + 1, containing, built));
                 }
                 containing.remove(list);
                 // Tuples stay unmodifiable, lists stay lists: the reader's two list kinds survive the copy.
@@ -259,7 +350,6 @@ public final class TorchCheckpointIO implements CheckpointIO
         private Tensor tensor(final PickleReader.TensorRef ref, final String path) throws IOException
         {
             final TorchDtypes dtype = ref.dtype();
-            final Tensor storage = storage(ref, dtype, path);
             long last = ref.offset();
             long numel = 1;
             try
@@ -283,12 +373,21 @@ public final class TorchCheckpointIO implements CheckpointIO
             {
                 return torch.empty(ref.size(), new TensorOptions(dtype.scalarType()), new MemoryFormatOptional());
             }
+            // Checked before the storage is read: a view must lie inside its storage and may not show more elements
+            // than the storage holds (a stride-0 view of 2^40 elements over one float would blow up every reader).
             if (ref.offset() < 0 || last >= ref.storageNumel())
             {
                 throw corrupt("tensor " + path + " (offset " + ref.offset() + ", size " + Arrays.toString(ref.size())
                     + ", stride " + Arrays.toString(ref.stride()) + ") reaches past its storage of "
                     + ref.storageNumel() + " elements");
             }
+            if (numel > ref.storageNumel())
+            {
+                throw corrupt("tensor " + path + " shows " + numel + " elements of a storage of "
+                    + ref.storageNumel() + " (size " + Arrays.toString(ref.size()) + ", stride "
+                    + Arrays.toString(ref.stride()) + "): overlapping views are not read");
+            }
+            final Tensor storage = storage(ref, dtype, path);
             return storage.as_strided(ref.size(), ref.stride(), new org.bytedeco.pytorch.LongOptional(ref.offset()));
         }
 
@@ -322,15 +421,57 @@ public final class TorchCheckpointIO implements CheckpointIO
                     + ref.storageNumel() + " x " + dtype.pythonName() + "), "
                     + (null == entry ? "it is missing" : "it holds " + entry.getSize()));
             }
-            final byte[] bytes = record(name, nbytes);
+            if (nbytes > fileSize)
+            {
+                throw corrupt("record " + name + " claims " + nbytes + " bytes, more than the file's " + fileSize);
+            }
             final Tensor storage = torch.empty(new long[] {ref.storageNumel()},
                 new TensorOptions(dtype.scalarType()), new MemoryFormatOptional());
             if (nbytes > 0)
             {
-                new BytePointer(storage.data_ptr()).capacity(nbytes).put(bytes);
+                readInto(name, entry, new BytePointer(storage.data_ptr()).capacity(nbytes), nbytes);
             }
             storages.put(ref.storageKey(), storage);
             return storage;
+        }
+
+        /** Streams a record straight into native memory (storages may pass 2 GiB), CRC-checked on the way. */
+        private void readInto(final String name, final ZipEntry entry, final BytePointer target, final long nbytes)
+            throws IOException
+        {
+            final byte[] chunk = new byte[(int)Math.min(nbytes, 1 << 20)];
+            final CRC32 crc = new CRC32();
+            long done = 0;
+            try (InputStream in = zip.getInputStream(entry))
+            {
+                while (done < nbytes)
+                {
+                    final int n = in.readNBytes(chunk, 0, (int)Math.min(chunk.length, nbytes - done));
+                    if (0 == n)
+                    {
+                        break;
+                    }
+                    crc.update(chunk, 0, n);
+                    target.position(done).put(chunk, 0, n);
+                    done += n;
+                }
+                if (done != nbytes || in.read() >= 0)
+                {
+                    throw corrupt("record " + name + " holds " + done + "+ bytes, its header says " + nbytes);
+                }
+            }
+            catch (final ZipException | EOFException ex)
+            {
+                throw corrupt("record " + name + " cannot be read (truncated?): " + ex);
+            }
+            finally
+            {
+                target.position(0);
+            }
+            if (crc.getValue() != entry.getCrc())
+            {
+                throw corrupt("record " + name + " fails its CRC-32 check (corrupted)");
+            }
         }
 
         private static String join(final String path, final Object key)
