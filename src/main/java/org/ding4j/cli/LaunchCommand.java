@@ -5,11 +5,13 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
@@ -51,8 +53,13 @@ final class LaunchCommand implements Callable<Integer>
         description = "host of rank 0's store (default: ${DEFAULT-VALUE})")
     private String masterAddr;
 
-    @Option(names = "--master-port", defaultValue = "29500", description = "its port (default: ${DEFAULT-VALUE})")
-    private int masterPort;
+    @Option(names = "--master-port", description = "its port (default: a free port, on one node; required on "
+        + "several)")
+    private Integer masterPort;
+
+    @Option(names = "--job-id", description = "the job's identity, checked by every rank at the rendezvous so a rank "
+        + "of another job is refused (default: a new random id; several nodes pass the same one)")
+    private String jobId;
 
     @Option(names = "--main", defaultValue = "org.ding4j.cli.Main", paramLabel = "CLASS",
         description = "the class whose main each rank runs, on this JVM's class path (default: the ding4j command "
@@ -80,8 +87,26 @@ final class LaunchCommand implements Callable<Integer>
                 + "0 <= node-rank < nnodes; got nproc=" + nproc + " nnodes=" + nnodes + " node-rank=" + nodeRank);
         }
         final int world = nproc * nnodes;
-        // Checks the address and port the way every rank will.
-        new DistInfo(0, world, 0, masterAddr, masterPort);
+        if (null == masterPort)
+        {
+            if (nnodes > 1)
+            {
+                throw new IllegalArgumentException("--master-port: expected a port when --nnodes > 1 (every node must "
+                    + "name the same one)");
+            }
+            masterPort = freePort();
+        }
+        if (null == jobId)
+        {
+            if (nnodes > 1)
+            {
+                throw new IllegalArgumentException("--job-id: expected an id when --nnodes > 1 (every node must name "
+                    + "the same one)");
+            }
+            jobId = UUID.randomUUID().toString();
+        }
+        // Checks the address, port and id the way every rank will.
+        new DistInfo(0, world, 0, masterAddr, masterPort, jobId);
         // The ranks would wait for each other's extraction under Natives' lock; extracting once here first leaves
         // them a complete cache and a quicker start.
         Natives.load();
@@ -163,7 +188,19 @@ final class LaunchCommand implements Callable<Integer>
         env.put("LOCAL_RANK", Integer.toString(local));
         env.put("MASTER_ADDR", masterAddr);
         env.put("MASTER_PORT", Integer.toString(masterPort));
+        env.put(DistInfo.JOB_ID_VARIABLE, jobId);
+        // The ranks watch this process: if it is killed outright, they stop themselves.
+        env.put("DING4J_LAUNCHER_PID", Long.toString(ProcessHandle.current().pid()));
         return builder.start();
+    }
+
+    /** A port nobody listens on now; rank 0 binds it a moment later (a race another job could win is caught there). */
+    private static int freePort() throws IOException
+    {
+        try (ServerSocket socket = new ServerSocket(0))
+        {
+            return socket.getLocalPort();
+        }
     }
 
     /** Copies a rank's output line by line with its prefix, then reports its exit code. */

@@ -43,6 +43,8 @@ public final class DistGroup implements AutoCloseable
     public static final String GLOO = "gloo";
     /** The store key under which a failing rank leaves its cause for the others. */
     private static final String FAILURE_KEY = "ding4j/failure";
+    /** Where rank 0 writes the job's identity for the others to check. */
+    private static final String JOB_KEY = "ding4j/job";
     /** NCCL, for CUDA tensors (the {@code gpu} build). */
     public static final String NCCL = "nccl";
 
@@ -76,8 +78,20 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
+            final String reason = String.valueOf(ex.getMessage());
             throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
-                + " failed within " + timeout.toMillis() + " ms: " + ex.getMessage(), ex);
+                + (reason.toLowerCase(Locale.ROOT).contains("address already in use")
+                ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
+                : " failed within " + timeout.toMillis() + " ms: ") + reason, ex);
+        }
+        try
+        {
+            checkJob();
+        }
+        catch (final RuntimeException ex)
+        {
+            store.close();
+            throw ex;
         }
         device = glooDevice(info);
         devices = new GlooDeviceVector(device);
@@ -100,6 +114,37 @@ public final class DistGroup implements AutoCloseable
     }
 
     /**
+     * Rank 0 writes the job's identity and world size into its store; every other rank reads them and refuses a
+     * store of another job before it takes part in any collective (two jobs on one port would otherwise pair their
+     * ranks and average each other's gradients).
+     */
+    private void checkJob()
+    {
+        final String mine = info.jobId() + " (world size " + info.worldSize() + ")";
+        if (0 == info.rank())
+        {
+            store.set(JOB_KEY, mine);
+            return;
+        }
+        final String theirs;
+        try (ByteVector value = store.get(JOB_KEY))
+        {
+            theirs = new String(value.get(), StandardCharsets.UTF_8);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":"
+                + info.masterPort() + " did not say which job it serves within " + timeout.toMillis() + " ms: "
+                + ex.getMessage(), ex);
+        }
+        if (!mine.equals(theirs))
+        {
+            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":" + info.masterPort()
+                + " serves job " + theirs + ", not this job " + mine + ": another job uses this port", null);
+        }
+    }
+
+    /**
      * Joins the group: every rank must call this with the same world size, master address and port.
      *
      * @param info    this process's place
@@ -114,6 +159,7 @@ public final class DistGroup implements AutoCloseable
         {
             throw new IllegalArgumentException("timeout: expected > 0, got " + timeout);
         }
+        LauncherWatch.start(System.getenv());
         return new DistGroup(info, timeout);
     }
 

@@ -41,8 +41,12 @@ class LaunchCommandTest
     void shouldNumberRanksByNodeOnSeveralNodes()
     {
         assertEquals(0, launch("launch", "--nproc", "2", "--nnodes", "2", "--node-rank", "1", "--master-addr",
-            "10.0.0.1", "--main", LaunchProbe.class.getName(), "--", "x"), err::toString);
+            "10.0.0.1", "--master-port", "29500", "--job-id", "job-7", "--main", LaunchProbe.class.getName(), "--",
+            "x"), err::toString);
         assertTrue(out.toString().contains("[rank 3] rank=3 world=4 local=1 master=10.0.0.1:29500"), out::toString);
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--nnodes", "2", "--node-rank", "1",
+            "--job-id", "job-7", "--", "x"));
+        assertTrue(err.toString().contains("--master-port: expected a port when --nnodes > 1"), err::toString);
     }
 
     @Test

@@ -1,0 +1,91 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Jobs stay apart: two launches on one port never pair their ranks (one runs, the other is refused with a clear
+ * error before any collective), and ranks do not outlive a launcher killed with SIGKILL.
+ */
+class JobIsolationTest
+{
+    /** One in-process {@code ding4j launch}, its output and exit code. */
+    private record Launch(int code, String out, String err)
+    {
+    }
+
+    private static Launch launch(final String... args)
+    {
+        final StringWriter out = new StringWriter();
+        final StringWriter err = new StringWriter();
+        final picocli.CommandLine cli = Main.commandLine();
+        cli.setOut(new PrintWriter(out, true));
+        cli.setErr(new PrintWriter(err, true));
+        final int code = cli.execute(args);
+        return new Launch(code, out.toString(), err.toString());
+    }
+
+    @Test
+    void twoLaunchesOnOnePortShouldNeverMixTheirRanks() throws Exception
+    {
+        final int port = ChildJvm.freePort();
+        final CompletableFuture<Launch> a = CompletableFuture.supplyAsync(() -> launch("launch", "--nproc", "2",
+            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "1", "8"));
+        final CompletableFuture<Launch> b = CompletableFuture.supplyAsync(() -> launch("launch", "--nproc", "2",
+            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "2", "8"));
+        final List<Launch> both = List.of(a.get(120, TimeUnit.SECONDS), b.get(120, TimeUnit.SECONDS));
+        for (final Launch launch : both)
+        {
+            assertFalse(launch.out().contains("MIXED"), launch.out());
+        }
+        final long ran = both.stream().filter(l -> 0 == l.code()).count();
+        assertEquals(1, ran, () -> "exactly one job runs: " + both);
+        final Launch refused = both.stream().filter(l -> 0 != l.code()).findFirst().orElseThrow();
+        assertTrue(refused.out().contains("another job uses this port") || refused.out().contains("the port is in use"),
+            refused::toString);
+        final Launch done = both.stream().filter(l -> 0 == l.code()).findFirst().orElseThrow();
+        assertTrue(done.out().contains("[rank 0] DONE 0") && done.out().contains("[rank 1] DONE 1"), done::toString);
+    }
+
+    @Test
+    void ranksShouldStopWhenTheirLauncherIsKilled() throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(Main.class.getName());
+        command.addAll(List.of("launch", "--nproc", "2", "--main", JobProbe.class.getName(), "--", "1", "0"));
+        final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command),
+            line -> line.startsWith("[rank 1] joined") || line.startsWith("[rank 0] joined"));
+        final List<ProcessHandle> ranks = new ArrayList<>();
+        try
+        {
+            assertTrue(launcher.reached.await(60, TimeUnit.SECONDS), "a rank joined");
+            launcher.process.descendants().forEach(ranks::add);
+            assertEquals(2, ranks.size(), "two ranks: " + ranks);
+            // SIGKILL: the launcher cannot forward anything.
+            launcher.process.destroyForcibly();
+            assertTrue(launcher.process.waitFor(10, TimeUnit.SECONDS));
+            for (final ProcessHandle rank : ranks)
+            {
+                // The ranks stop themselves at once; they halt 30 s later at the latest.
+                rank.onExit().get(60, TimeUnit.SECONDS);
+                assertFalse(rank.isAlive(), "rank " + rank.pid() + " outlived its launcher");
+            }
+        }
+        finally
+        {
+            ranks.forEach(ProcessHandle::destroyForcibly);
+        }
+        assertNotEquals(0, ranks.size());
+    }
+}
