@@ -12,6 +12,7 @@ import java.util.concurrent.Callable;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.example.cartpole.DqnPipeline;
+import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -48,6 +49,10 @@ final class TrainCommand implements Callable<Integer>
     {
         final long mainStart = System.nanoTime();
         final double jvmStartS = ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
+        // First of all: from here on SIGINT/SIGTERM only ask the run to stop, during start-up and the summary too.
+        StopSignals.installForProcess();
+        spec.commandLine().getOut().println("ding4j train: starting");
+        spec.commandLine().getOut().flush();
         Config user = null == config ? Config.empty() : ConfigFiles.load(config);
         user = ConfigFiles.override(user, overrides);
         if (null != seed)

@@ -55,7 +55,13 @@ final class LearnerRunner
             endRequested = false;
             signalled = false;
         }
-        final SignalStop signals = SignalStop.install(this::onSignal);
+        // The process's own handlers (the CLI's) stay: a signal then only sets their flag, seen here at once.
+        final SignalStop signals = StopSignals.installed() ? null : SignalStop.install(this::onSignal);
+        final Runnable unregister = StopSignals.installed() ? StopSignals.onSignal(this::onSignal) : () -> { };
+        if (StopSignals.requested())
+        {
+            signalled = true;
+        }
         Throwable failure = null;
         RunOutcome outcome = null;
         try
@@ -79,7 +85,11 @@ final class LearnerRunner
         }
         finally
         {
-            signals.restore();
+            if (null != signals)
+            {
+                signals.restore();
+            }
+            unregister.run();
             try
             {
                 learner.callHook(HookPosition.AFTER_RUN);

@@ -6,6 +6,7 @@ import org.ding4j.config.Config;
 import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.learner.StopSignals;
 import org.ding4j.policy.LogSink;
 
 /**
@@ -45,7 +46,7 @@ final class WarmUp
             policy.registerLogVars(sink);
             final int[] collectActions = new int[cfg.getInt("env.collector_env_num")];
             final int[] evalActions = new int[cfg.getInt("env.evaluator_env_num")];
-            for (int i = 0; i < updates; i++)
+            for (int i = 0; i < updates && !StopSignals.requested(); i++)
             {
                 buffer.sample(batch);
                 policy.forward(batch, sink);

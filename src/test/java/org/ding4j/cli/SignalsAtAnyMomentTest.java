@@ -1,0 +1,73 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code ding4j train} stopped by SIGTERM at any moment ends cleanly: during start-up (before any update) and twice
+ * in a row mid-run, it exits 0 with {@code summary.json} saying it was interrupted and an interrupt checkpoint that
+ * counts every update.
+ */
+class SignalsAtAnyMomentTest
+{
+    @TempDir
+    Path dir;
+
+    private ChildJvm train(final String exp, final String milestone) throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(Main.class.getName());
+        command.addAll(List.of("train", "--set", "exp_name=" + dir.resolve(exp), "--set", "env.stop_value=100000",
+            "--set", "pipeline.warmup_updates=50"));
+        return ChildJvm.start(0, new ProcessBuilder(command), line -> line.startsWith(milestone));
+    }
+
+    private Map<?, ?> summary(final String exp) throws Exception
+    {
+        return new ObjectMapper().readValue(Files.readAllBytes(dir.resolve(exp).resolve("summary.json")), Map.class);
+    }
+
+    @Test
+    void aSignalDuringStartUpShouldEndTheRunWithASummary() throws Exception
+    {
+        final ChildJvm child = train("startup", "ding4j train: starting");
+        assertTrue(child.reached.await(60, TimeUnit.SECONDS), "the first line comes at once");
+        child.process.toHandle().destroy();
+        assertTrue(child.process.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, child.process.exitValue());
+        final Map<?, ?> summary = summary("startup");
+        assertEquals(true, summary.get("interrupted"));
+        assertEquals(0, summary.get("train_iter"));
+    }
+
+    @Test
+    void twoSignalsMidRunShouldStillWriteTheSummaryAndTheInterruptCheckpoint() throws Exception
+    {
+        final ChildJvm child = train("twice", "env steps");
+        assertTrue(child.reached.await(60, TimeUnit.SECONDS), "training started");
+        child.process.toHandle().destroy();
+        child.process.toHandle().destroy();
+        assertTrue(child.process.waitFor(60, TimeUnit.SECONDS));
+        assertEquals(0, child.process.exitValue());
+        final Map<?, ?> summary = summary("twice");
+        assertEquals(true, summary.get("interrupted"));
+        try (PointerScope scope = new PointerScope())
+        {
+            final Map<String, Object> ckpt = new TorchCheckpointIO().read(dir.resolve("twice/ckpt/ckpt_interrupt.pth.tar"));
+            assertEquals(((Number)summary.get("train_iter")).longValue(), ckpt.get("last_iter"),
+                "the interrupt checkpoint holds every update the summary counts");
+        }
+    }
+}
