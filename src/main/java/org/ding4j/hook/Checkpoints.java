@@ -30,8 +30,8 @@ public interface Checkpoints
     Path save(String fileName) throws IOException;
 
     /**
-     * Reads a checkpoint: restores {@code last_iter} and {@code last_step} when present and passes the rest to the
-     * policy's {@code loadStateDict}.
+     * Reads a checkpoint: passes it to the policy's {@code loadStateDict}, then restores {@code last_iter} and
+     * {@code last_step} when present (integers >= 0 and >= -1, else the file is refused before anything changes).
      *
      * @param file the checkpoint
      * @throws IOException if it cannot be read

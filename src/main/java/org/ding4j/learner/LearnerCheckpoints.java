@@ -5,9 +5,12 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.CheckpointIO;
+import org.ding4j.checkpoint.CorruptCheckpointException;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.hook.Checkpoints;
 
@@ -21,6 +24,7 @@ public final class LearnerCheckpoints implements Checkpoints
 {
     private final BaseLearner<?> learner;
     private final Path dir;
+    private final Map<String, Part> parts = new LinkedHashMap<>();
     private CheckpointIO io = new TorchCheckpointIO();
     private String nameOverride;
 
@@ -60,6 +64,32 @@ public final class LearnerCheckpoints implements Checkpoints
         this.io = Objects.requireNonNull(io, "io");
     }
 
+    /** A piece of state beside the policy's that a resume needs (e.g. a pipeline's best return). */
+    private record Part(Supplier<Map<String, Object>> save, Consumer<Map<String, Object>> restore)
+    {
+    }
+
+    /**
+     * Adds state that checkpoints carry beside the policy's, under its own key: {@code save} is called at every
+     * save, {@code restore} at a load of a checkpoint that has the key (a checkpoint without it leaves the state as
+     * it is). The pipeline keeps its best evaluation and schedule this way, so a resumed run continues the run, not
+     * only the learner.
+     *
+     * @param key     the checkpoint key (not one of the policy's, {@code last_iter} or {@code last_step})
+     * @param save    the state now, plain values only (numbers, strings, booleans, lists, maps)
+     * @param restore takes what {@code save} gave
+     */
+    public void register(final String key, final Supplier<Map<String, Object>> save,
+        final Consumer<Map<String, Object>> restore)
+    {
+        Objects.requireNonNull(key, "key");
+        if (LAST_ITER.equals(key) || LAST_STEP.equals(key) || null != parts.putIfAbsent(key, new Part(
+            Objects.requireNonNull(save, "save"), Objects.requireNonNull(restore, "restore"))))
+        {
+            throw new IllegalArgumentException("checkpoint key " + key + " is taken");
+        }
+    }
+
     @Override
     public Path save(final String fileName) throws IOException
     {
@@ -69,9 +99,25 @@ public final class LearnerCheckpoints implements Checkpoints
             final Map<String, Object> state = new LinkedHashMap<>(learner.requirePolicy().stateDict());
             state.put(LAST_ITER, learner.trainIter());
             state.put(LAST_STEP, learner.collectorEnvstep());
+            parts.forEach((key, part) -> state.put(key, part.save().get()));
             io.write(file, state);
         }
         return file;
+    }
+
+    private static Long counter(final Path file, final Object value, final String key, final long min)
+        throws CorruptCheckpointException
+    {
+        if (null == value)
+        {
+            return null;
+        }
+        if (!(value instanceof Long n) || n < min)
+        {
+            throw new CorruptCheckpointException(file, key + ": expected an integer >= " + min + ", got "
+                + (value instanceof String ? "'" + value + "'" : value));
+        }
+        return n;
     }
 
     @Override
@@ -80,17 +126,34 @@ public final class LearnerCheckpoints implements Checkpoints
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(io.read(file));
-            final Object lastIter = state.remove(LAST_ITER);
-            if (lastIter instanceof Number n)
+            // Checked before anything changes: a bad counter would corrupt every count, save name and schedule after it.
+            final Long lastIter = counter(file, state.remove(LAST_ITER), LAST_ITER, 0);
+            final Long lastStep = counter(file, state.remove(LAST_STEP), LAST_STEP, -1);
+            final Map<String, Map<String, Object>> restored = new LinkedHashMap<>();
+            for (final String key : parts.keySet())
             {
-                learner.lastIter().update(n.longValue());
-            }
-            final Object lastStep = state.remove(LAST_STEP);
-            if (lastStep instanceof Number n)
-            {
-                learner.collectorEnvstep(n.longValue());
+                final Object part = state.remove(key);
+                if (null != part && !(part instanceof Map<?, ?>))
+                {
+                    throw new CorruptCheckpointException(file, key + ": expected a dict, got " + part);
+                }
+                if (null != part)
+                {
+                    @SuppressWarnings("unchecked")
+                    final Map<String, Object> map = (Map<String, Object>)part;
+                    restored.put(key, map);
+                }
             }
             learner.requirePolicy().loadStateDict(state);
+            if (null != lastIter)
+            {
+                learner.lastIter().update(lastIter);
+            }
+            if (null != lastStep)
+            {
+                learner.collectorEnvstep(lastStep);
+            }
+            restored.forEach((key, map) -> parts.get(key).restore().accept(map));
         }
     }
 }

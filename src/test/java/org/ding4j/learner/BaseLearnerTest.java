@@ -327,6 +327,31 @@ class BaseLearnerTest
     }
 
     @Test
+    void shouldRefuseCheckpointCountersThatCannotBeCountsBeforeChangingAnything() throws IOException
+    {
+        final Map<Object, String> bad = new java.util.LinkedHashMap<>();
+        bad.put(-5L, "last_iter: expected an integer >= 0, got -5");
+        bad.put("abc", "last_iter: expected an integer >= 0, got 'abc'");
+        bad.put(2.5, "last_iter: expected an integer >= 0, got 2.5");
+        int i = 0;
+        for (final Map.Entry<Object, String> entry : bad.entrySet())
+        {
+            final Path file = dir.resolve("bad_counter_" + i++ + ".pth.tar");
+            new org.ding4j.checkpoint.TorchCheckpointIO().write(file, Map.of("model", Map.of("updates", 3L),
+                "last_iter", entry.getKey(), "last_step", 7L));
+            final CountingPolicy policy = new CountingPolicy();
+            try (BaseLearner learner = learner("counter" + i, policy, "hook.load_ckpt_before_run=" + file))
+            {
+                final HookException ex = assertThrows(HookException.class,
+                    () -> learner.callHook(HookPosition.BEFORE_RUN));
+                assertTrue(ex.getCause().getMessage().endsWith(entry.getValue()), ex.getCause().getMessage());
+                assertEquals(0, learner.trainIter(), "nothing restored");
+                assertEquals(0, policy.updates, "the policy's state untouched");
+            }
+        }
+    }
+
+    @Test
     void shouldWriteTheEffectiveConfigNextToTheRun()
     {
         try (BaseLearner learner = learner("cfg", "hook.log_show_after_iter=20"))

@@ -27,6 +27,9 @@ import org.ding4j.learner.BaseLearner;
  */
 final class DqnRun implements AutoCloseable
 {
+    /** The checkpoint key of the pipeline's own state. */
+    static final String PIPELINE_STATE = "pipeline";
+
     private final Config cfg;
     private final long seed;
     private final String exp;
@@ -76,6 +79,9 @@ final class DqnRun implements AutoCloseable
         schedule = new EvalSchedule(new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"), maxSteps,
             seed + 10_000), cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
             cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
+        // Checkpoints carry the run, not only the learner: a resume keeps the best return and the schedule.
+        learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
+        policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
     }
 
     /** Starts the training wall clock (setup excluded). */

@@ -96,6 +96,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     private final FloatPointer tdBufferData;
     private final double[] priorities;
     private long updates;
+    private boolean freshOptimizer;
     private int curLr;
     private int totalLoss;
     private int qValue;
@@ -213,6 +214,15 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
     }
 
+    /**
+     * @param allow whether {@link #loadStateDict} may take a state without {@code optimizer} (Adam then starts
+     *              afresh); refused by default, since a resume would silently lose the moments
+     */
+    public void allowFreshOptimizer(final boolean allow)
+    {
+        this.freshOptimizer = allow;
+    }
+
     @Override
     public int batchSize()
     {
@@ -240,6 +250,11 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
+        if (!state.containsKey("optimizer") && !freshOptimizer)
+        {
+            throw new IllegalArgumentException("DQN state dict: 'optimizer' is missing, so Adam would restart from "
+                + "zero moments; set policy.learn.fresh_optimizer_on_resume: true to accept that");
+        }
         params.loadStateDict(section(state, "model"), true);
         targetParams.loadStateDict(section(state, "target_model"), true);
         if (state.containsKey("optimizer"))

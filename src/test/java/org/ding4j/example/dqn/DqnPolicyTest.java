@@ -116,6 +116,25 @@ class DqnPolicyTest
         }
     }
 
+    @Test
+    void aStateWithoutOptimizerShouldBeRefusedUnlessAFreshAdamIsAsked()
+    {
+        Threads.configure();
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(OBS, ACTIONS, new long[] {8}, false, BATCH,
+            1e-3, 10, 0.0, false, 0.0);
+        try (DqnPolicy saved = new DqnPolicy(settings); DqnPolicy resumed = new DqnPolicy(settings))
+        {
+            final Map<String, Object> state = new java.util.LinkedHashMap<>(saved.stateDict());
+            state.remove("optimizer");
+            final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> resumed.loadStateDict(state));
+            assertTrue(ex.getMessage().contains("'optimizer' is missing"), ex.getMessage());
+            assertTrue(ex.getMessage().contains("policy.learn.fresh_optimizer_on_resume"), ex.getMessage());
+            resumed.allowFreshOptimizer(true);
+            resumed.loadStateDict(state);
+        }
+    }
+
     private static float[] qValues(final QNetwork net, final Tensor obs)
     {
         final float[] out = new float[BATCH * ACTIONS];
