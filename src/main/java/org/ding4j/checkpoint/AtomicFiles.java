@@ -1,15 +1,18 @@
 package org.ding4j.checkpoint;
 
-import java.io.IOException;
 import java.io.BufferedOutputStream;
+import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -58,7 +61,55 @@ public final class AtomicFiles
     {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(content, "content");
-        final Path absolute = target.toAbsolutePath();
+        try
+        {
+            replace(target.toAbsolutePath(), content);
+        }
+        catch (final IOException ex)
+        {
+            // Name the file and the step: a full disk otherwise says only "No space left on device".
+            throw new IOException("cannot write " + target.toAbsolutePath() + ": " + ex, ex);
+        }
+    }
+
+    /**
+     * Deletes what a crash left of earlier writes into a folder: the temporary files this class names
+     * {@code .NAME*.tmp}. Call it before writing into the folder again (a learner does, for its checkpoint folder).
+     *
+     * @param folder the folder; nothing happens if it does not exist
+     * @return the files removed
+     * @throws IOException if the folder cannot be listed or a file removed
+     */
+    public static List<Path> removeStaleTemporaries(final Path folder) throws IOException
+    {
+        if (!Files.isDirectory(folder))
+        {
+            return List.of();
+        }
+        final List<Path> removed = new ArrayList<>();
+        try (DirectoryStream<Path> stale = Files.newDirectoryStream(folder, AtomicFiles::isTemporary))
+        {
+            for (final Path file : stale)
+            {
+                Files.deleteIfExists(file);
+                removed.add(file);
+            }
+        }
+        return removed;
+    }
+
+    /**
+     * @param file a path
+     * @return whether it is one of this class's temporary files ({@code .NAME*.tmp})
+     */
+    public static boolean isTemporary(final Path file)
+    {
+        final String name = file.getFileName().toString();
+        return name.startsWith(".") && name.endsWith(".tmp");
+    }
+
+    private static void replace(final Path absolute, final Content content) throws IOException
+    {
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
         final Path temp = Files.createTempFile(folder, "." + absolute.getFileName(), ".tmp");

@@ -5,6 +5,7 @@ import java.nio.file.Path;
 import java.util.Objects;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.CheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
@@ -147,6 +148,7 @@ public class BaseLearner<B> implements AutoCloseable
         if (0 == rank)
         {
             writeEffectiveConfig();
+            removeStaleTemporaries();
         }
         if (null != policy)
         {
@@ -197,6 +199,23 @@ public class BaseLearner<B> implements AutoCloseable
         {
             log.close();
             throw new IllegalStateException("cannot write the effective config to " + file, ex);
+        }
+    }
+
+    /** A killed earlier run may have left temporary checkpoint files: they are no checkpoints, so they go. */
+    private void removeStaleTemporaries()
+    {
+        try
+        {
+            for (final Path stale : AtomicFiles.removeStaleTemporaries(checkpoints.dir()))
+            {
+                info("removed " + stale + ", left by an interrupted write");
+            }
+        }
+        catch (final IOException ex)
+        {
+            log.close();
+            throw new IllegalStateException("cannot clean the checkpoint folder " + checkpoints.dir() + ": " + ex, ex);
         }
     }
 

@@ -10,6 +10,8 @@ import java.time.LocalDateTime;
 import java.time.ZoneId;
 import java.time.format.DateTimeFormatter;
 
+import org.slf4j.LoggerFactory;
+
 /**
  * A learner's own text log, {@code ./{exp}/log/{instance}/{instance}_logger.txt}, written beside SLF4J so that the
  * file exists whatever logging backend the application uses. Lines are appended and written to the file one by one
@@ -61,7 +63,7 @@ public final class TextLogFile implements AutoCloseable
 
     /**
      * Appends {@code [time][name][LEVEL] {prefix}message}; after close, or if the disk fails, the line is lost (the
-     * SLF4J copy stays) rather than failing training.
+     * SLF4J copy stays) rather than failing training; the first failure is reported through SLF4J with the file.
      *
      * @param level   e.g. INFO
      * @param message the text (read before this returns)
@@ -88,6 +90,9 @@ public final class TextLogFile implements AutoCloseable
         }
         catch (final IOException ex)
         {
+            // Reported once, through SLF4J (the other copy of every line): later lines are dropped silently.
+            LoggerFactory.getLogger(TextLogFile.class).error("text log {}: write failed, later lines go to SLF4J "
+                + "only: {}", file, ex.toString());
             close();
         }
     }

@@ -119,10 +119,11 @@ public final class DqnPipeline
      * @param seed           the run's seed
      * @param paths          where the checkpoints, logs and TensorBoard files are
      * @param interrupted    whether SIGINT/SIGTERM stopped it (rank 0 saved {@code ckpt_interrupt})
+     * @param error          what failed the run (then rethrown after this summary was written), or null
      */
     public record Summary(boolean solved, double stopValue, double bestEvalReturn, long envSteps, long trainIter,
         double wallS, double setupS, double warmupS, double updatesPerS, String mode, long seed, Map<String, Object> paths,
-        boolean interrupted)
+        boolean interrupted, String error)
     {
     }
 
@@ -241,28 +242,64 @@ public final class DqnPipeline
         {
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
-            final RunOutcome outcome;
+            RunOutcome outcome = null;
+            try
+            {
+                outcome = train(run);
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
+                writeSummary(run.summary(setupS, warmupS, false, ex), startup, exp, ex);
+                throw ex;
+            }
+            final Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome, null);
+            writeSummary(summary, startup, exp, null);
+            return summary;
+        }
+    }
+
+    private RunOutcome train(final DqnRun run)
+    {
+        try
+        {
             if ("parallel".equals(cfg.getString("pipeline.mode")))
             {
                 try (ParallelDriver driver = new ParallelDriver(run))
                 {
-                    outcome = driver.run();
+                    return driver.run();
                 }
             }
-            else
+            try (SerialLoop loop = new SerialLoop(run))
             {
-                try (SerialLoop loop = new SerialLoop(run))
-                {
-                    outcome = run.learner().run(loop);
-                }
+                return run.learner().run(loop);
             }
+        }
+        finally
+        {
             run.learner().collectorEnvstep(run.collector().envsteps());
-            final Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome);
-            if (0 == dist.rank())
+        }
+    }
+
+    /** Rank 0 writes {@code summary.json}; a write failure during a failed run is added to that failure. */
+    private void writeSummary(final Summary summary, final Map<String, Object> startup, final String exp,
+        final Throwable failure) throws IOException
+    {
+        if (0 != dist.rank())
+        {
+            return;
+        }
+        try
+        {
+            SummaryFile.write(summary, startup, Path.of(exp, "summary.json"));
+        }
+        catch (final IOException ex)
+        {
+            if (null == failure)
             {
-                SummaryFile.write(summary, startup, Path.of(exp, "summary.json"));
+                throw ex;
             }
-            return summary;
+            failure.addSuppressed(ex);
         }
     }
 

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
+import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.config.Config;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
@@ -137,7 +138,8 @@ final class DqnRun implements AutoCloseable
         return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
     }
 
-    DqnPipeline.Summary summary(final double setupS, final double warmupS, final boolean interrupted)
+    DqnPipeline.Summary summary(final double setupS, final double warmupS, final boolean interrupted,
+        final Throwable error)
     {
         final double wallS = elapsedS();
         final Path ckptDir = learner.checkpointDir();
@@ -146,7 +148,7 @@ final class DqnRun implements AutoCloseable
         List<String> checkpoints;
         try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
         {
-            checkpoints = files.map(Path::toString).sorted().toList();
+            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f)).map(Path::toString).sorted().toList();
         }
         catch (final IOException ex)
         {
@@ -161,7 +163,7 @@ final class DqnRun implements AutoCloseable
         paths.put("env_steps_all_ranks", collector.envsteps() * dist.worldSize());
         return new DqnPipeline.Summary(schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
             collector.envsteps(), learner.trainIter(), wallS, setupS, warmupS, learner.trainIter() / wallS,
-            cfg.getString("pipeline.mode"), seed, paths, interrupted);
+            cfg.getString("pipeline.mode"), seed, paths, interrupted, null == error ? null : error.toString());
     }
 
     Config config()

@@ -22,6 +22,7 @@ final class SummaryFile
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("solved", summary.solved());
         json.put("interrupted", summary.interrupted());
+        json.put("error", summary.error());
         json.put("stop_value", summary.stopValue());
         json.put("best_eval_return", summary.bestEvalReturn());
         json.put("env_steps", summary.envSteps());
