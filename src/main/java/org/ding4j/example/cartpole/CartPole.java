@@ -1,6 +1,6 @@
 package org.ding4j.example.cartpole;
 
-import java.util.SplittableRandom;
+import org.ding4j.example.dqn.ResumableRandom;
 
 /**
  * The classic cart-pole task (Barto, Sutton and Anderson 1983, as gym's {@code CartPole-v0/v1}), vectorised over
@@ -32,7 +32,7 @@ public final class CartPole
     private final int maxSteps;
     private final double[] state;
     private final int[] steps;
-    private final SplittableRandom[] random;
+    private final ResumableRandom[] random;
 
     /**
      * @param n        how many environments
@@ -50,7 +50,7 @@ public final class CartPole
         this.maxSteps = maxSteps;
         this.state = new double[n * OBS];
         this.steps = new int[n];
-        this.random = new SplittableRandom[n];
+        this.random = new ResumableRandom[n];
         seed(seed);
     }
 
@@ -59,7 +59,38 @@ public final class CartPole
     {
         for (int i = 0; i < n; i++)
         {
-            random[i] = new SplittableRandom(seed + i);
+            random[i] = new ResumableRandom(seed + i);
+            reset(i);
+        }
+    }
+
+    /** @return each environment's random state (its starts), for a checkpoint */
+    public long[] randomStates()
+    {
+        final long[] states = new long[n];
+        for (int i = 0; i < n; i++)
+        {
+            states[i] = random[i].state();
+        }
+        return states;
+    }
+
+    /**
+     * Continues each environment's random stream from a checkpoint and starts a new episode in each (the episodes in
+     * progress were not saved).
+     *
+     * @param states from {@link #randomStates()}
+     * @throws IllegalArgumentException if the count differs from the number of environments
+     */
+    public void restoreRandomStates(final long[] states)
+    {
+        if (states.length != n)
+        {
+            throw new IllegalArgumentException("CartPole: " + states.length + " random states for " + n + " envs");
+        }
+        for (int i = 0; i < n; i++)
+        {
+            random[i].state(states[i]);
             reset(i);
         }
     }

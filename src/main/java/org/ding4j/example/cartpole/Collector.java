@@ -1,8 +1,8 @@
 package org.ding4j.example.cartpole;
 
-import java.util.SplittableRandom;
 
 import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.example.dqn.ReplayBuffer;
 
 /**
@@ -18,7 +18,7 @@ public final class Collector implements AutoCloseable
     private final CartPole envs;
     private final ReplayBuffer buffer;
     private final GreedyActor actor;
-    private final SplittableRandom random;
+    private final ResumableRandom random;
     private final double epsStart;
     private final double epsEnd;
     private final double epsDecay;
@@ -57,7 +57,7 @@ public final class Collector implements AutoCloseable
         this.envs = envs;
         this.buffer = buffer;
         this.actor = new GreedyActor(envs);
-        this.random = new SplittableRandom(seed);
+        this.random = new ResumableRandom(seed);
         this.epsStart = epsStart;
         this.epsEnd = epsEnd;
         this.epsDecay = epsDecay;
@@ -160,6 +160,36 @@ public final class Collector implements AutoCloseable
     public double lastEpisodeReturn()
     {
         return lastEpisodeReturn;
+    }
+
+    /** @return the random streams the collector draws from (exploration, env starts), for a checkpoint */
+    public java.util.Map<String, Object> randomState()
+    {
+        final java.util.Map<String, Object> state = new java.util.LinkedHashMap<>();
+        state.put("explore", random.state());
+        state.put("envs", java.util.Arrays.stream(envs.randomStates()).boxed().toList());
+        return state;
+    }
+
+    /**
+     * Continues the streams of {@link #randomState()}; every env starts a new episode.
+     *
+     * @param state from a checkpoint
+     * @throws IllegalArgumentException naming the key if it is missing or of the wrong type
+     */
+    public void restoreRandomState(final java.util.Map<?, ?> state)
+    {
+        if (!(state.get("explore") instanceof Long explore) || !(state.get("envs") instanceof java.util.List<?> envStates)
+            || envStates.stream().anyMatch(v -> !(v instanceof Long)))
+        {
+            throw new IllegalArgumentException("collector random state: expected explore (an int) and envs (ints), got "
+                + state);
+        }
+        random.state(explore);
+        envs.restoreRandomStates(envStates.stream().mapToLong(v -> (Long)v).toArray());
+        // The restarted episodes begin with empty n-step windows and returns.
+        java.util.Arrays.fill(pendingCount, 0);
+        java.util.Arrays.fill(episodeReturn, 0.0);
     }
 
     /**

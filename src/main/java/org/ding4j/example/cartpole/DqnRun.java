@@ -19,6 +19,7 @@ import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.learner.BaseLearner;
 
 /**
@@ -30,6 +31,8 @@ final class DqnRun implements AutoCloseable
 {
     /** The checkpoint key of the pipeline's own state. */
     static final String PIPELINE_STATE = "pipeline";
+    /** The checkpoint key of rank 0's random streams. */
+    static final String RANDOM_STATE = "random";
 
     private final Config cfg;
     private final long seed;
@@ -42,6 +45,7 @@ final class DqnRun implements AutoCloseable
     private final ReplayBuffer buffer;
     private final Collector collector;
     private final EvalSchedule schedule;
+    private final long rankSeed;
     private long start;
 
     DqnRun(final Config cfg, final long seed, final String exp, final DistInfo dist,
@@ -66,7 +70,7 @@ final class DqnRun implements AutoCloseable
         {
             distTraining = null;
         }
-        final long rankSeed = seed + 100_000L * dist.rank();
+        rankSeed = seed + 100_000L * dist.rank();
         buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), CartPole.OBS,
             cfg.getBoolean("policy.other.replay_buffer.priority"),
             cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
@@ -80,9 +84,45 @@ final class DqnRun implements AutoCloseable
         schedule = new EvalSchedule(new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"), maxSteps,
             seed + 10_000), cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
             cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
-        // Checkpoints carry the run, not only the learner: a resume keeps the best return and the schedule.
+        // Checkpoints carry the run, not only the learner: a resume keeps the best return, the schedule and the
+        // random streams (exploration, env starts, sampling), so it continues them instead of replaying its seed's.
         learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
+        learner.checkpoints().register(RANDOM_STATE, this::randomState, this::restoreRandomState);
         policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+    }
+
+    private Map<String, Object> randomState()
+    {
+        final Map<String, Object> state = new LinkedHashMap<>(collector.randomState());
+        state.put("replay", buffer.randomState());
+        return state;
+    }
+
+    /**
+     * Rank 0 continues the saved streams (only rank 0 writes checkpoints, so they are its own). Another rank must not
+     * take them (it would explore exactly as rank 0): it draws new streams from its own seed and the restored env
+     * step, so that it does not replay the draws it made from its seed before.
+     */
+    private void restoreRandomState(final Map<String, Object> state)
+    {
+        if (0 == dist.rank())
+        {
+            collector.restoreRandomState(state);
+            if (!(state.get("replay") instanceof Long replay))
+            {
+                throw new IllegalArgumentException("random state: expected replay (an int), got " + state);
+            }
+            buffer.restoreRandomState(replay);
+            return;
+        }
+        // A stream of this rank's own, keyed by the restored env step (different from every earlier resume's).
+        final ResumableRandom fresh = new ResumableRandom(rankSeed ^ (learner.collectorEnvstep() * 0x9e3779b97f4a7c15L));
+        final Map<String, Object> own = new LinkedHashMap<>();
+        own.put("explore", fresh.nextLong());
+        own.put("envs", java.util.stream.LongStream.range(0, cfg.getInt("env.collector_env_num"))
+            .map(i -> fresh.nextLong()).boxed().toList());
+        collector.restoreRandomState(own);
+        buffer.restoreRandomState(fresh.nextLong());
     }
 
     /** Starts the training wall clock (setup excluded). */

@@ -1,7 +1,6 @@
 package org.ding4j.example.dqn;
 
 import java.util.List;
-import java.util.SplittableRandom;
 
 import org.ding4j.policy.PriorityFeedback;
 
@@ -34,7 +33,7 @@ public final class ReplayBuffer
     private final long[] uniqueId;
     private final SumTree tree;
     private final int[] drawnStamp;
-    private final SplittableRandom random;
+    private final ResumableRandom random;
     private int stamp;
     private long pushed;
     private double maxPriority = 1.0;
@@ -68,7 +67,19 @@ public final class ReplayBuffer
         uniqueId = new long[capacity];
         tree = prioritized ? new SumTree(capacity) : null;
         drawnStamp = new int[capacity];
-        random = new SplittableRandom(seed);
+        random = new ResumableRandom(seed);
+    }
+
+    /** @return the sampler's random state, for a checkpoint (the transitions are not saved, as in DI-engine) */
+    public synchronized long randomState()
+    {
+        return random.state();
+    }
+
+    /** @param state from {@link #randomState()}: sampling continues that stream */
+    public synchronized void restoreRandomState(final long state)
+    {
+        random.state(state);
     }
 
     /**

@@ -169,6 +169,43 @@ class DqnPipelineTest
         assertTrue(end[1] > saved[1]);
     }
 
+    @Test
+    void aResumeShouldContinueTheRandomStreamsOfItsCheckpoint() throws Exception
+    {
+        final Config first = Config.empty().with("exp_name", dir.resolve("streams").toString())
+            .with("pipeline.max_train_iter", 30L).with("pipeline.warmup_updates", 0L);
+        new DqnPipeline(first).run(p -> { }, Map.of());
+        final Path ckpt = dir.resolve("streams/ckpt/iteration_30.pth.tar");
+        final Map<?, ?> saved;
+        try (PointerScope scope = new PointerScope())
+        {
+            saved = (Map<?, ?>)new TorchCheckpointIO().read(ckpt).get(DqnRun.RANDOM_STATE);
+        }
+        final Config second = Config.empty().with("exp_name", dir.resolve("streams2").toString());
+        try (DqnRun run = new DqnRun(new DqnPipeline(second).config(), 0, dir.resolve("streams2").toString(),
+            org.ding4j.dist.DistInfo.single(), p -> { }))
+        {
+            assertTrue(!saved.get("explore").equals(run.collector().randomState().get("explore")),
+                "a fresh run starts its streams at the seed");
+            run.learner().checkpoints().load(ckpt);
+            assertEquals(saved.get("explore"), run.collector().randomState().get("explore"));
+            // Each env continues its saved stream with a new episode: the start's CartPole.OBS draws come first.
+            final List<Long> continued = new ArrayList<>();
+            for (final Object state : (List<?>)saved.get("envs"))
+            {
+                final org.ding4j.example.dqn.ResumableRandom stream = new org.ding4j.example.dqn.ResumableRandom(
+                    (Long)state);
+                for (int k = 0; k < CartPole.OBS; k++)
+                {
+                    stream.nextDouble();
+                }
+                continued.add(stream.state());
+            }
+            assertEquals(continued, run.collector().randomState().get("envs"));
+            assertEquals(saved.get("replay"), run.buffer().randomState());
+        }
+    }
+
     private static double bestReturn(final Path ckpt) throws Exception
     {
         try (PointerScope scope = new PointerScope())

@@ -1,0 +1,101 @@
+package org.ding4j.example.dqn;
+
+/**
+ * {@link java.util.SplittableRandom}'s generator (SplitMix64: a 64-bit state advanced by the golden gamma, each
+ * output mixed) with the same outputs for the same seed, whose state can be read and set, so a checkpoint can carry
+ * the stream and a resumed run continues it instead of replaying the numbers it drew from its seed. Not
+ * thread-safe.
+ */
+public final class ResumableRandom
+{
+    private static final long GOLDEN_GAMMA = 0x9e3779b97f4a7c15L;
+
+    private long state;
+
+    /** @param seed the seed, as {@code new SplittableRandom(seed)} takes it */
+    public ResumableRandom(final long seed)
+    {
+        this.state = seed;
+    }
+
+    /** @return the state to save */
+    public long state()
+    {
+        return state;
+    }
+
+    /** @param saved a state from {@link #state()}: the stream continues from where it was saved */
+    public void state(final long saved)
+    {
+        this.state = saved;
+    }
+
+    private long nextSeed()
+    {
+        state += GOLDEN_GAMMA;
+        return state;
+    }
+
+    private static long mix64(final long seed)
+    {
+        long z = seed;
+        z = (z ^ (z >>> 30)) * 0xbf58476d1ce4e5b9L;
+        z = (z ^ (z >>> 27)) * 0x94d049bb133111ebL;
+        return z ^ (z >>> 31);
+    }
+
+    private static int mix32(final long seed)
+    {
+        long z = seed;
+        z = (z ^ (z >>> 33)) * 0x62a9d9ed799705f5L;
+        return (int)(((z ^ (z >>> 28)) * 0xcb24d0a5c88c35b3L) >>> 32);
+    }
+
+    /** @return a uniform long */
+    public long nextLong()
+    {
+        return mix64(nextSeed());
+    }
+
+    /** @return a uniform double in [0, 1) */
+    public double nextDouble()
+    {
+        return (nextLong() >>> 11) * 0x1.0p-53;
+    }
+
+    /**
+     * @param origin smallest value
+     * @param bound  bound, above origin
+     * @return a uniform double in [origin, bound)
+     */
+    public double nextDouble(final double origin, final double bound)
+    {
+        double r = nextDouble();
+        r = r * (bound - origin) + origin;
+        return r >= bound ? Math.nextDown(bound) : r;
+    }
+
+    /**
+     * @param bound positive bound
+     * @return a uniform int in [0, bound), drawn as {@code SplittableRandom.nextInt(bound)} draws it
+     */
+    public int nextInt(final int bound)
+    {
+        if (bound <= 0)
+        {
+            throw new IllegalArgumentException("bound: expected > 0, got " + bound);
+        }
+        int r = mix32(nextSeed());
+        final int m = bound - 1;
+        if (0 == (bound & m))
+        {
+            return r & m;
+        }
+        // Rejects the over-represented candidates, as SplittableRandom does.
+        for (int u = r >>> 1; u + m - (r = u % bound) < 0; u = mix32(nextSeed()) >>> 1)
+        {
+            continue;
+        }
+        return r;
+    }
+}

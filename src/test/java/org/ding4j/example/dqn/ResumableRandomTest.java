@@ -1,0 +1,48 @@
+package org.ding4j.example.dqn;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.api.Test;
+
+/** The resumable generator draws exactly what SplittableRandom draws, and continues a stream from a saved state. */
+class ResumableRandomTest
+{
+    @Test
+    void shouldDrawWhatSplittableRandomDrawsForTheSameSeed()
+    {
+        for (final long seed : new long[] {0, 1, 100_001, -1, Long.MIN_VALUE})
+        {
+            final SplittableRandom expected = new SplittableRandom(seed);
+            final ResumableRandom actual = new ResumableRandom(seed);
+            for (int i = 0; i < 100_000; i++)
+            {
+                switch (i % 5)
+                {
+                    case 0 -> assertEquals(expected.nextDouble(), actual.nextDouble());
+                    case 1 -> assertEquals(expected.nextDouble(-0.05, 0.05), actual.nextDouble(-0.05, 0.05));
+                    case 2 -> assertEquals(expected.nextInt(2), actual.nextInt(2));
+                    case 3 -> assertEquals(expected.nextInt(20_000), actual.nextInt(20_000), "seed " + seed + " draw " + i);
+                    default -> assertEquals(expected.nextLong(), actual.nextLong());
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldContinueAStreamFromASavedState()
+    {
+        final ResumableRandom straight = new ResumableRandom(7);
+        final ResumableRandom resumed = new ResumableRandom(12345);
+        for (int i = 0; i < 1000; i++)
+        {
+            straight.nextInt(3);
+        }
+        resumed.state(straight.state());
+        for (int i = 0; i < 1000; i++)
+        {
+            assertEquals(straight.nextDouble(), resumed.nextDouble());
+        }
+    }
+}
