@@ -8,6 +8,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import javax.management.JMException;
+import javax.management.ObjectName;
 
 import org.ding4j.config.Config;
 import org.ding4j.example.cartpole.DqnPipeline;
@@ -18,12 +23,16 @@ import org.ding4j.torch.Threads;
  * The memory soak (DESIGN.md target 5), a harness and not a JMH benchmark: the CartPole DQN pipeline trained for a
  * fixed number of updates (never solving: the stop value is out of reach), sampling the process's RSS, glibc's
  * in-use bytes and the JVM heap after every {@code sample} updates. Prints the series and, over the samples after
- * the warm-up fraction, the least-squares slope of each in KiB per 10k updates.
+ * the warm-up fraction, the least-squares slope of each in KiB per 10k updates. Run with
+ * {@code -XX:NativeMemoryTracking=summary} to sample the JVM's own committed native memory too (NMT), which tells
+ * growth inside the JVM from growth outside it (libtorch, glibc's arenas).
  * <p>
  * Arguments: [updates (default 100000)] [sample every (default 5000)] [experiment folder (default soak_run)]
  */
 public final class SoakHarness
 {
+    private static final Pattern NMT_TOTAL = Pattern.compile("Total: reserved=\\d+KB, committed=(\\d+)KB");
+
     private SoakHarness()
     {
     }
@@ -44,16 +53,16 @@ public final class SoakHarness
             {
                 final Runtime jvm = Runtime.getRuntime();
                 samples.add(new long[] {p.trainIter(), rssKiB(), NativeMemory.mallocInUseBytes() >> 10,
-                    (jvm.totalMemory() - jvm.freeMemory()) >> 10});
-                System.out.printf(Locale.ROOT, "updates %7d  rss %8d KiB  malloc in use %8d KiB  heap used %8d KiB%n",
-                    (Object[])box(samples.get(samples.size() - 1)));
+                    (jvm.totalMemory() - jvm.freeMemory()) >> 10, nmtCommittedKiB()});
+                System.out.printf(Locale.ROOT, "updates %7d  rss %8d KiB  malloc in use %8d KiB  heap used %8d KiB  "
+                    + "JVM committed (NMT) %8d KiB%n", (Object[])box(samples.get(samples.size() - 1)));
                 next[0] += every;
             }
         }, Map.of());
         final List<long[]> steady = samples.subList(samples.size() / 5, samples.size());
         System.out.printf(Locale.ROOT, "after %d updates (first fifth skipped as warm-up), KiB per 10k updates: rss "
-            + "%.1f, malloc in use %.1f, heap used %.1f; JVM %s%n", updates, slope(steady, 1), slope(steady, 2),
-            slope(steady, 3), ManagementFactory.getRuntimeMXBean().getVmVersion());
+            + "%.1f, malloc in use %.1f, heap used %.1f, JVM committed %.1f; JVM %s%n", updates, slope(steady, 1),
+            slope(steady, 2), slope(steady, 3), slope(steady, 4), ManagementFactory.getRuntimeMXBean().getVmVersion());
     }
 
     private static Long[] box(final long[] sample)
@@ -82,6 +91,23 @@ public final class SoakHarness
         }
         final int n = samples.size();
         return (n * sxy - sx * sy) / (n * sxx - sx * sx);
+    }
+
+    /** The JVM's committed native memory from NMT's summary, or -1 without {@code -XX:NativeMemoryTracking}. */
+    private static long nmtCommittedKiB()
+    {
+        try
+        {
+            final Object text = ManagementFactory.getPlatformMBeanServer().invoke(
+                new ObjectName("com.sun.management:type=DiagnosticCommand"), "vmNativeMemory",
+                new Object[] {new String[] {"summary"}}, new String[] {String[].class.getName()});
+            final Matcher total = NMT_TOTAL.matcher(String.valueOf(text));
+            return total.find() ? Long.parseLong(total.group(1)) : -1;
+        }
+        catch (final JMException ex)
+        {
+            return -1;
+        }
     }
 
     private static long rssKiB()
