@@ -32,6 +32,9 @@ import org.ding4j.torch.Threads;
 public final class SoakHarness
 {
     private static final Pattern NMT_TOTAL = Pattern.compile("Total: reserved=\\d+KB, committed=(\\d+)KB");
+    private static final Pattern NMT_CATEGORY = Pattern.compile("-\\s+(\\S[^(]*?) \\(reserved=\\d+KB, committed=(\\d+)KB");
+    /** NMT's committed KiB per category at the last sample, to name the category that moved. */
+    private static final Map<String, Long> LAST_CATEGORIES = new java.util.HashMap<>();
 
     private SoakHarness()
     {
@@ -102,11 +105,27 @@ public final class SoakHarness
                 new ObjectName("com.sun.management:type=DiagnosticCommand"), "vmNativeMemory",
                 new Object[] {new String[] {"summary"}}, new String[] {String[].class.getName()});
             final Matcher total = NMT_TOTAL.matcher(String.valueOf(text));
+            reportMovedCategories(String.valueOf(text));
             return total.find() ? Long.parseLong(total.group(1)) : -1;
         }
         catch (final JMException ex)
         {
             return -1;
+        }
+    }
+
+    /** Prints each NMT category whose committed memory moved by more than 1 MiB since the last sample. */
+    private static void reportMovedCategories(final String summary)
+    {
+        final Matcher category = NMT_CATEGORY.matcher(summary);
+        while (category.find())
+        {
+            final long now = Long.parseLong(category.group(2));
+            final Long before = LAST_CATEGORIES.put(category.group(1).trim(), now);
+            if (null != before && Math.abs(now - before) > 1024)
+            {
+                System.out.printf(Locale.ROOT, "  NMT %s: %+d KiB%n", category.group(1).trim(), now - before);
+            }
         }
     }
 
