@@ -15,6 +15,8 @@ import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code ding4j train} stopped by SIGTERM at any moment ends cleanly: during start-up (before any update) and twice
@@ -26,11 +28,15 @@ class SignalsAtAnyMomentTest
     @TempDir
     Path dir;
 
-    private ChildJvm train(final String exp, final String milestone) throws Exception
+    private ChildJvm train(final String exp, final String milestone, final String... sets) throws Exception
     {
         final List<String> command = ChildJvm.javaCommand(Main.class.getName());
         command.addAll(List.of("train", "--set", "exp_name=" + dir.resolve(exp), "--set", "env.stop_value=100000",
             "--set", "pipeline.warmup_updates=50"));
+        for (final String set : sets)
+        {
+            command.addAll(List.of("--set", set));
+        }
         return ChildJvm.start(0, new ProcessBuilder(command), line -> line.startsWith(milestone));
     }
 
@@ -52,17 +58,18 @@ class SignalsAtAnyMomentTest
         assertEquals(0, summary.get("train_iter"));
     }
 
-    @Test
-    void twoSignalsMidRunShouldStillWriteTheSummaryAndTheInterruptCheckpoint() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"serial", "parallel"})
+    void twoSignalsMidRunShouldStillWriteTheSummaryAndTheInterruptCheckpoint(final String mode) throws Exception
     {
-        final ChildJvm child = train("twice", "env steps");
+        final ChildJvm child = train("twice", "env steps", "pipeline.mode=" + mode);
         assertTrue(child.reached.await(60, TimeUnit.SECONDS), "training started");
         child.process.toHandle().destroy();
         child.process.toHandle().destroy();
         assertTrue(child.process.waitFor(60, TimeUnit.SECONDS));
         assertEquals(0, child.process.exitValue());
         final Map<?, ?> summary = summary("twice");
-        assertEquals(true, summary.get("interrupted"));
+        assertEquals(true, summary.get("interrupted"), "in " + mode + " mode too");
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> ckpt = new TorchCheckpointIO().read(dir.resolve("twice/ckpt/ckpt_interrupt.pth.tar"));
