@@ -1,6 +1,5 @@
 package org.ding4j.example.cartpole;
 
-
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.example.dqn.ReplayBuffer;

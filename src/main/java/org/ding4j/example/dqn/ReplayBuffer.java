@@ -1,7 +1,5 @@
 package org.ding4j.example.dqn;
 
-import java.util.List;
-
 import org.ding4j.policy.PriorityFeedback;
 
 /**
