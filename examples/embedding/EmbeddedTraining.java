@@ -64,12 +64,13 @@ public final class EmbeddedTraining
     {
         Threads.configure();    // 1 libtorch thread, OpenBLAS min(cores, 4): see the README
         final String exp = args.length > 0 ? args[0] : "embedded_run";
-        final Config cfg = ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=100"));
+        final Config cfg = ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=50"));
         final long[] next = {0};
         try (Regression policy = new Regression();
             BaseLearner<Long> learner = new BaseLearner<>(cfg, policy, null, DistInfo.single(), exp, "learner"))
         {
-            learner.registerHook(new LearnerHook("print_loss", 100, HookPosition.AFTER_ITER)
+            final int priority = 100;    // after the built-in hooks (log_show runs at 20); lower runs first
+            learner.registerHook(new LearnerHook("print_loss", priority, HookPosition.AFTER_ITER)
             {
                 @Override public void call(final HookContext ctx)
                 {

@@ -5,9 +5,12 @@ import java.util.Arrays;
 /** Where in the learner's life a hook runs. */
 public enum HookPosition
 {
-    /** Once, at the start of {@code start()} (serial pipelines call it themselves). */
+    /**
+     * Once, at the start of the learner's {@code run()} (and so {@code start()}); a caller that trains with
+     * {@code train()} in its own loop calls {@code callHook} itself, or the checkpoint load does not happen.
+     */
     BEFORE_RUN("before_run"),
-    /** Once, at the end of {@code start()}, also after a failure. */
+    /** Once, at the end of the learner's {@code run()}, also after a failure (its own loop: {@code callHook}). */
     AFTER_RUN("after_run"),
     /** Before each {@code train()} update. */
     BEFORE_ITER("before_iter"),

@@ -108,7 +108,9 @@ public class BaseLearner<B> implements AutoCloseable
      * @param expName      experiment folder (relative to the working directory, or absolute)
      * @param instanceName the learner's name, unique in the experiment
      * @throws IllegalStateException             if the JVM lacks a flag ding4j needs (the message names it), or
-     *                                           the effective config or a log cannot be written
+     *                                           the effective config cannot be written
+     * @throws java.io.UncheckedIOException      naming the file if the text log or TensorBoard file cannot be
+     *                                           created
      * @throws org.ding4j.config.ConfigException naming the first bad config key
      */
     public BaseLearner(

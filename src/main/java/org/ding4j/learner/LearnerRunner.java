@@ -55,9 +55,8 @@ final class LearnerRunner
             endRequested = false;
             signalled = false;
         }
-        // The process's own handlers (the CLI's) stay: a signal then only sets their flag, seen here at once.
-        final SignalStop signals = StopSignals.installed() ? null : SignalStop.install(this::onSignal);
-        final Runnable unregister = StopSignals.installed() ? StopSignals.onSignal(this::onSignal) : () -> { };
+        // One installation of the handlers for all runs in flight; a stop the process already received counts.
+        final Runnable unregister = StopSignals.register(this::onSignal);
         if (StopSignals.requested())
         {
             signalled = true;
@@ -85,10 +84,6 @@ final class LearnerRunner
         }
         finally
         {
-            if (null != signals)
-            {
-                signals.restore();
-            }
             unregister.run();
             try
             {

@@ -7,7 +7,7 @@ import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
 /**
- * SIGINT/SIGTERM handlers for the duration of a training loop ({@code start()}, the DQN pipeline's serial loop):
+ * SIGINT/SIGTERM handlers while something trains ({@link StopSignals} installs them once for all runs in flight):
  * the handler only runs a flag-setting action (on the JVM's signal thread), so nothing is saved from inside a
  * handler; {@link #restore()} puts the previous handlers back. Where the platform refuses a signal (e.g. the JVM was
  * started with {@code -Xrs}), it is left alone.

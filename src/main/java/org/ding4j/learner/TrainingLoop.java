@@ -13,14 +13,16 @@ public interface TrainingLoop
      * depend on the vote.
      *
      * @return false when this rank has nothing more to train (data ran dry, a goal or limit was reached)
-     * @throws Exception any failure; the run saves the exception checkpoint and rethrows it
+     * @throws Exception any failure; the run saves the exception checkpoint and rethrows it (a checked exception
+     *                   wrapped in an IllegalStateException)
      */
     boolean prepare() throws Exception;
 
     /**
      * Does the update that {@link #prepare()} got ready for.
      *
-     * @throws Exception any failure; the run saves the exception checkpoint and rethrows it
+     * @throws Exception any failure; the run saves the exception checkpoint and rethrows it (a checked exception
+     *                   wrapped in an IllegalStateException)
      */
     void update() throws Exception;
 }

@@ -64,7 +64,9 @@ public interface Policy<B>
     Map<String, Object> stateDict();
 
     /**
-     * Restores a state produced by {@link #stateDict()} (less the learner's own {@code last_iter}/{@code last_step}).
+     * Restores a state produced by {@link #stateDict()} (less the learner's own {@code last_iter}/{@code last_step}
+     * and what other parts registered with the checkpoints). Its tensors are valid during the call only (the reader
+     * frees them afterwards): copy what you keep, as {@code FlatParameters.loadStateDict} does.
      *
      * @param state the state
      */

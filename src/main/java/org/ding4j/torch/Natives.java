@@ -62,7 +62,7 @@ public final class Natives
             {
                 Loader.load(openblas_nolapack.class);
                 Loader.load(torch.class);
-                Loader.load(NativeKernels.class);
+                loadKernels();
             }
             catch (final IOException ex)
             {
@@ -73,6 +73,23 @@ public final class Natives
                 loading = false;
             }
             loaded = true;
+        }
+    }
+
+    /**
+     * ding4j's own kernels; a pure-Java build ({@code -Djavacpp.compiler.skip=true}) has none, and then only the
+     * fused optimizers, which need them, fail (when they are used) instead of everything that loads libtorch.
+     */
+    private static void loadKernels()
+    {
+        try
+        {
+            Loader.load(NativeKernels.class);
+        }
+        catch (final UnsatisfiedLinkError ex)
+        {
+            org.slf4j.LoggerFactory.getLogger(Natives.class).warn("ding4j's native kernels (jniding4j) are not "
+                + "built: the fused optimizers cannot run ({})", ex.getMessage());
         }
     }
 
