@@ -201,4 +201,7 @@ inline void sgd_step(
 
 }  // namespace ding4j
 
+// The fused DQN update lives in its own header; JavaCPP compiles the kernels from this one.
+#include "ding4j_dqn.h"
+
 #endif  // DING4J_KERNELS_H

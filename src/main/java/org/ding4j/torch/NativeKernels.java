@@ -31,6 +31,13 @@ final class NativeKernels
 
     static native void fill_zero(long address, long bytes);
 
+    static native long dqn_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
+
+    static native void dqn_free(long handle);
+
+    static native void dqn_update(long handle, long params, long grads, long target, long obs, long nextObs,
+        long action, long ret, long bootstrap, long weight, int huber, long stats, long td);
+
     static native long malloc_in_use_bytes();
 
     static native double sum_squares(long gradAddress, long n);

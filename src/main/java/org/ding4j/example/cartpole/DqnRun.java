@@ -89,6 +89,7 @@ final class DqnRun implements AutoCloseable
         learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
         learner.checkpoints().register(RANDOM_STATE, this::randomState, this::restoreRandomState);
         policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+        policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
     }
 
     private Map<String, Object> randomState()

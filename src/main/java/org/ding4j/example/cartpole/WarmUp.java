@@ -44,6 +44,8 @@ final class WarmUp
             GreedyActor evaluate = new GreedyActor(new CartPole(cfg.getInt("env.evaluator_env_num"), 200, -1)))
         {
             policy.registerLogVars(sink);
+            // Warm the path the run takes.
+            policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             final int[] collectActions = new int[cfg.getInt("env.collector_env_num")];
             final int[] evalActions = new int[cfg.getInt("env.evaluator_env_num")];
             for (int i = 0; i < updates && !StopSignals.requested(); i++)

@@ -1,5 +1,6 @@
 package org.ding4j.example.dqn;
 
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,6 +18,7 @@ import org.ding4j.policy.Policy;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
+import org.ding4j.torch.FusedDqnUpdate;
 import org.ding4j.torch.NativeOwner;
 
 /**
@@ -97,6 +99,12 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     private final double[] priorities;
     private long updates;
     private boolean freshOptimizer;
+    /** The native fused update when enabled (MLP Q-network on the CPU), else null: libtorch autograd runs it. */
+    private FusedDqnUpdate fused;
+    private final Map<DqnBatch, FusedDqnUpdate.Batch> bound = new IdentityHashMap<>();
+    private double lastLoss;
+    private double lastQ;
+    private double lastTargetQ;
     private int curLr;
     private int totalLoss;
     private int qValue;
@@ -143,9 +151,48 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
                 : batch.size() + " samples of width " + batch.obsWidth()));
         }
         batch.upload();
-        final double loss;
-        final double qMean;
-        final double targetMean;
+        if (null != fused)
+        {
+            fusedStep(batch);
+        }
+        else
+        {
+            eagerStep(batch);
+        }
+        tdBufferData.get(tdStage);
+        updateTarget();
+        for (int i = 0; i < tdStage.length; i++)
+        {
+            priorities[i] = tdStage[i];
+        }
+        sink.put(curLr, optimizer.lr());
+        sink.put(totalLoss, lastLoss);
+        sink.put(qValue, lastQ);
+        sink.put(targetQValue, lastTargetQ);
+        sink.priority(priorities, batch.bufferIndex, batch.uniqueId, priorities.length);
+    }
+
+    /** One native call for forward and backward, then the fused optimizer step. */
+    private void fusedStep(final DqnBatch batch)
+    {
+        FusedDqnUpdate.Batch binding = bound.get(batch);
+        if (null == binding)
+        {
+            // Once per batch object: its tensors are preallocated, so their addresses hold for its life.
+            binding = fused.bind(batch.obsTensor(), batch.nextObsTensor(), batch.actionTensor(), batch.returnTensor(),
+                batch.bootstrapTensor(), batch.weightTensor(), tdBuffer);
+            bound.put(batch, binding);
+        }
+        fused.update(binding, settings.huber());
+        optimizer.step();
+        lastLoss = fused.loss();
+        lastQ = fused.qMean();
+        lastTargetQ = fused.targetQMean();
+    }
+
+    /** libtorch autograd, operator by operator: the general path and the fused one's reference. */
+    private void eagerStep(final DqnBatch batch)
+    {
         try (PointerScope scope = new PointerScope())
         {
             params.zeroGrad();
@@ -166,22 +213,11 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
             final Tensor lossTensor = perSample.mul(batch.weightTensor()).mean();
             lossTensor.backward();
             optimizer.step();
-            loss = lossTensor.item_double();
-            qMean = q.detach().mean().item_double();
-            targetMean = targetQ.mean().item_double();
+            lastLoss = lossTensor.item_double();
+            lastQ = q.detach().mean().item_double();
+            lastTargetQ = targetQ.mean().item_double();
             torch.abs_out(tdBuffer, td.detach());
-            tdBufferData.get(tdStage);
         }
-        updateTarget();
-        for (int i = 0; i < tdStage.length; i++)
-        {
-            priorities[i] = tdStage[i];
-        }
-        sink.put(curLr, optimizer.lr());
-        sink.put(totalLoss, loss);
-        sink.put(qValue, qMean);
-        sink.put(targetQValue, targetMean);
-        sink.priority(priorities, batch.bufferIndex, batch.uniqueId, priorities.length);
     }
 
     private void updateTarget()
@@ -212,6 +248,66 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     public List<String> monitorVars()
     {
         return List.of("cur_lr", "total_loss", "q_value", "target_q_value");
+    }
+
+    /**
+     * Chooses how an update runs: one native call for the whole forward and backward ({@link FusedDqnUpdate}, the
+     * default of the DQN pipeline, {@code policy.learn.fused_update}), or libtorch autograd operator by operator
+     * (the general path and the reference). Both write the same gradients into the same flat buffer, so the
+     * optimizer, gradient all-reduce, checkpoints and the state dict are the same either way.
+     *
+     * @param enable whether to use the fused native update
+     * @throws IllegalArgumentException if the nets are not the MLP layout the fused update knows (named parameter)
+     */
+    public void fusedUpdate(final boolean enable)
+    {
+        if (null != fused)
+        {
+            fused.close();
+            fused = null;
+            bound.clear();
+        }
+        if (enable)
+        {
+            fused = new FusedDqnUpdate(params, targetParams, settings.hidden(), settings.obs(), settings.actions(),
+                settings.dueling(), settings.batchSize(), layerOffsets());
+        }
+    }
+
+    /** @return whether updates run through the fused native update */
+    public boolean fusedUpdate()
+    {
+        return null != fused;
+    }
+
+    /** The flat-buffer offsets of weight and bias of each layer, in the order the fused update expects. */
+    private long[] layerOffsets()
+    {
+        final List<String> names = params.names();
+        final List<String> expected = new java.util.ArrayList<>();
+        for (int l = 0; l < settings.hidden().length; l++)
+        {
+            expected.add("encoder.main." + 2 * l + ".weight");
+            expected.add("encoder.main." + 2 * l + ".bias");
+        }
+        final String head = settings.dueling() ? "head.A." : "head.Q.";
+        expected.addAll(List.of(head + "0.0.weight", head + "0.0.bias", head + "1.weight", head + "1.bias"));
+        if (settings.dueling())
+        {
+            expected.addAll(List.of("head.V.0.0.weight", "head.V.0.0.bias", "head.V.1.weight", "head.V.1.bias"));
+        }
+        final long[] offsets = new long[expected.size()];
+        for (int i = 0; i < offsets.length; i++)
+        {
+            final int index = names.indexOf(expected.get(i));
+            if (index < 0)
+            {
+                throw new IllegalArgumentException("fused DQN update: the net has no parameter " + expected.get(i)
+                    + " (not the MLP Q-network it knows: " + names + ")");
+            }
+            offsets[i] = params.offset(index);
+        }
+        return offsets;
     }
 
     /**
@@ -312,6 +408,10 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     @Override
     public void close()
     {
+        if (null != fused)
+        {
+            fused.close();
+        }
         optimizer.close();
         params.close();
         targetParams.close();

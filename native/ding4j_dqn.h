@@ -1,0 +1,288 @@
+// ding4j fused DQN update for MLP Q-networks: the whole update of DqnPolicy (three forwards, the double-DQN
+// target, MSE or Huber loss with importance weights, backward) in one native call over the flat parameter and
+// gradient buffers that libtorch's modules view, with every matrix product done by the cblas_sgemm of the OpenBLAS
+// that the presets load (its address comes from Java: Loader.addressof). libtorch runs the same arithmetic one
+// operator at a time; here the per-operator cost (dispatch, allocation, autograd bookkeeping) is gone, and the
+// workspace is allocated once per batch size. Results equal libtorch's within float rounding (the order of a few
+// sums differs); DqnPolicyFusedTest compares them.
+#ifndef DING4J_DQN_H
+#define DING4J_DQN_H
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace ding4j {
+
+namespace dqn_detail {
+
+enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
+    int);
+
+/** One linear layer: weight [out, in] and bias [out] at float offsets in the flat buffers. */
+struct Linear {
+    int in;
+    int out;
+    int64_t w;
+    int64_t b;
+};
+
+struct Net {
+    sgemm_t sgemm;
+    int batch;
+    int actions;
+    bool dueling;
+    std::vector<Linear> encoder;
+    Linear a1, a2, v1, v2;
+    // Workspace, sized once: activations of the online forward on obs, their gradients, scratch for the two next
+    // forwards.
+    std::vector<std::vector<float>> enc;      // encoder outputs (after ReLU), one per layer
+    std::vector<float> ha, hv, qa, qv, q;     // head hidden (A, V), head outputs, Q
+    std::vector<float> ga, gv, gqa, gqv, gh, gh2;
+    std::vector<std::vector<float>> scratch;  // encoder outputs for the next-obs forwards
+    std::vector<float> sha, shv, sqa, sqv, sq, qnext, qtarget;
+};
+
+inline void linear(const Net& n, const Linear& l, const float* params, const float* x, float* y, int rows,
+    bool relu) {
+    n.sgemm(ROW_MAJOR, NO_TRANS, TRANS, rows, l.out, l.in, 1.0f, x, l.in, params + l.w, l.in, 0.0f, y, l.out);
+    const float* b = params + l.b;
+    for (int i = 0; i < rows; i++) {
+        float* yi = y + (int64_t)i * l.out;
+        for (int j = 0; j < l.out; j++) {
+            const float v = yi[j] + b[j];
+            yi[j] = relu && v < 0.0f ? 0.0f : v;
+        }
+    }
+}
+
+/** Q-values of rows observations; the encoder and head outputs land in the given buffers. */
+inline void forward(const Net& n, const float* params, const float* obs, int rows,
+    std::vector<std::vector<float>>& enc, std::vector<float>& ha, std::vector<float>& hv, std::vector<float>& qa,
+    std::vector<float>& qv, float* q) {
+    const float* x = obs;
+    for (size_t l = 0; l < n.encoder.size(); l++) {
+        linear(n, n.encoder[l], params, x, enc[l].data(), rows, true);
+        x = enc[l].data();
+    }
+    linear(n, n.a1, params, x, ha.data(), rows, true);
+    linear(n, n.a2, params, ha.data(), n.dueling ? qa.data() : q, rows, false);
+    if (!n.dueling) {
+        return;
+    }
+    linear(n, n.v1, params, x, hv.data(), rows, true);
+    linear(n, n.v2, params, hv.data(), qv.data(), rows, false);
+    // Q = V + (A - mean_a A), in libtorch's order of operations.
+    for (int i = 0; i < rows; i++) {
+        const float* a = qa.data() + (int64_t)i * n.actions;
+        float sum = 0.0f;
+        for (int k = 0; k < n.actions; k++) {
+            sum += a[k];
+        }
+        const float mean = sum / (float)n.actions;
+        for (int k = 0; k < n.actions; k++) {
+            q[(int64_t)i * n.actions + k] = qv[i] + (a[k] - mean);
+        }
+    }
+}
+
+/** Backward through one layer: dW = dY^T X, db = sum dY, and (if dx) dX = dY W, masked by the input's ReLU. */
+inline void linear_backward(const Net& n, const Linear& l, const float* params, float* grads, const float* x,
+    const float* dy, float* dx, const float* relu_of_x, int rows) {
+    n.sgemm(ROW_MAJOR, TRANS, NO_TRANS, l.out, l.in, rows, 1.0f, dy, l.out, x, l.in, 0.0f, grads + l.w, l.in);
+    float* db = grads + l.b;
+    for (int j = 0; j < l.out; j++) {
+        db[j] = 0.0f;
+    }
+    for (int i = 0; i < rows; i++) {
+        for (int j = 0; j < l.out; j++) {
+            db[j] += dy[(int64_t)i * l.out + j];
+        }
+    }
+    if (nullptr == dx) {
+        return;
+    }
+    n.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, rows, l.in, l.out, 1.0f, dy, l.out, params + l.w, l.in, 0.0f, dx, l.in);
+    if (nullptr != relu_of_x) {
+        const int64_t count = (int64_t)rows * l.in;
+        for (int64_t i = 0; i < count; i++) {
+            if (relu_of_x[i] <= 0.0f) {
+                dx[i] = 0.0f;
+            }
+        }
+    }
+}
+
+}  // namespace dqn_detail
+
+/**
+ * Builds a fused DQN update. dims: [encoder layers L, obs, hidden_1..hidden_L, actions, dueling (0/1), batch];
+ * offsets (floats into the flat buffer): weight and bias of each encoder layer, then head A (or Q) first and
+ * second layer, then, when dueling, head V first and second layer. Returns a handle for dqn_update / dqn_free.
+ */
+inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
+    using namespace dqn_detail;
+    const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
+    const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    Net* n = new Net();
+    n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
+    const int layers = (int)dims[0];
+    int in = (int)dims[1];
+    int o = 0;
+    for (int l = 0; l < layers; l++) {
+        const int out = (int)dims[2 + l];
+        n->encoder.push_back(Linear{in, out, offsets[o], offsets[o + 1]});
+        o += 2;
+        in = out;
+    }
+    n->actions = (int)dims[2 + layers];
+    n->dueling = 0 != dims[3 + layers];
+    n->batch = (int)dims[4 + layers];
+    const int h = in;
+    n->a1 = Linear{h, h, offsets[o], offsets[o + 1]};
+    n->a2 = Linear{h, n->actions, offsets[o + 2], offsets[o + 3]};
+    if (n->dueling) {
+        n->v1 = Linear{h, h, offsets[o + 4], offsets[o + 5]};
+        n->v2 = Linear{h, 1, offsets[o + 6], offsets[o + 7]};
+    }
+    const int64_t b = n->batch;
+    for (const Linear& l : n->encoder) {
+        n->enc.emplace_back(b * l.out);
+        n->scratch.emplace_back(b * l.out);
+    }
+    for (std::vector<float>* v : {&n->ha, &n->hv, &n->sha, &n->shv, &n->ga, &n->gv}) {
+        v->resize(b * h);
+    }
+    for (std::vector<float>* v : {&n->qa, &n->q, &n->sqa, &n->sq, &n->qnext, &n->qtarget, &n->gqa}) {
+        v->resize(b * n->actions);
+    }
+    for (std::vector<float>* v : {&n->qv, &n->sqv, &n->gqv}) {
+        v->resize(b);
+    }
+    int widest = h;
+    for (const Linear& l : n->encoder) {
+        widest = l.out > widest ? l.out : widest;
+    }
+    n->gh.resize(b * widest);
+    n->gh2.resize(b * widest);
+    return reinterpret_cast<int64_t>(n);
+}
+
+inline void dqn_free(const int64_t handle) {
+    delete reinterpret_cast<dqn_detail::Net*>(handle);
+}
+
+/**
+ * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
+ * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample
+ * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
+ */
+inline void dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+    const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
+    const int64_t action_address, const int64_t return_address, const int64_t bootstrap_address,
+    const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address) {
+    using namespace dqn_detail;
+    Net& n = *reinterpret_cast<Net*>(handle);
+    const float* params = reinterpret_cast<const float*>(params_address);
+    float* grads = reinterpret_cast<float*>(grads_address);
+    const float* target = reinterpret_cast<const float*>(target_address);
+    const float* obs = reinterpret_cast<const float*>(obs_address);
+    const float* next_obs = reinterpret_cast<const float*>(next_obs_address);
+    const int64_t* action = reinterpret_cast<const int64_t*>(action_address);
+    const float* ret = reinterpret_cast<const float*>(return_address);
+    const float* bootstrap = reinterpret_cast<const float*>(bootstrap_address);
+    const float* weight = reinterpret_cast<const float*>(weight_address);
+    double* stats = reinterpret_cast<double*>(stats_address);
+    float* td_out = reinterpret_cast<float*>(td_address);
+    const int b = n.batch;
+    const int na = n.actions;
+
+    forward(n, params, obs, b, n.enc, n.ha, n.hv, n.qa, n.qv, n.q.data());
+    forward(n, params, next_obs, b, n.scratch, n.sha, n.shv, n.sqa, n.sqv, n.qnext.data());
+    forward(n, target, next_obs, b, n.scratch, n.sha, n.shv, n.sqa, n.sqv, n.qtarget.data());
+
+    double loss = 0.0;
+    double q_sum = 0.0;
+    double target_sum = 0.0;
+    const float inv_b = 1.0f / (float)b;
+    std::vector<float>& dq = n.dueling ? n.gqa : n.gqa;
+    for (int i = 0; i < b; i++) {
+        const float* qn = n.qnext.data() + (int64_t)i * na;
+        int best = 0;
+        for (int k = 1; k < na; k++) {
+            if (qn[k] > qn[best]) {
+                best = k;
+            }
+        }
+        const float* qi = n.q.data() + (int64_t)i * na;
+        const float* qt = n.qtarget.data() + (int64_t)i * na;
+        for (int k = 0; k < na; k++) {
+            q_sum += qi[k];
+            target_sum += qt[k];
+        }
+        const float y = ret[i] + bootstrap[i] * qt[best];
+        const float d = qi[action[i]] - y;
+        float per_sample;
+        float grad;
+        if (0 != huber) {
+            const float ad = std::fabs(d);
+            per_sample = ad <= 1.0f ? 0.5f * d * d : ad - 0.5f;
+            grad = ad <= 1.0f ? d : (d > 0.0f ? 1.0f : -1.0f);
+        } else {
+            per_sample = d * d;
+            grad = 2.0f * d;
+        }
+        loss += (double)(per_sample * weight[i]);
+        td_out[i] = std::fabs(d);
+        for (int k = 0; k < na; k++) {
+            dq[(int64_t)i * na + k] = 0.0f;
+        }
+        dq[(int64_t)i * na + action[i]] = grad * weight[i] * inv_b;
+    }
+    stats[0] = loss / b;
+    stats[1] = q_sum / ((double)b * na);
+    stats[2] = target_sum / ((double)b * na);
+
+    const float* h = n.encoder.empty() ? obs : n.enc.back().data();
+    const int hw = n.a1.in;
+    if (n.dueling) {
+        // Q = V + A - mean(A): dV = sum_k dQ, dA = dQ - mean_k dQ.
+        for (int i = 0; i < b; i++) {
+            float* row = dq.data() + (int64_t)i * na;
+            float sum = 0.0f;
+            for (int k = 0; k < na; k++) {
+                sum += row[k];
+            }
+            n.gqv[i] = sum;
+            const float mean = sum / (float)na;
+            for (int k = 0; k < na; k++) {
+                row[k] -= mean;
+            }
+        }
+    }
+    linear_backward(n, n.a2, params, grads, n.ha.data(), dq.data(), n.ga.data(), n.ha.data(), b);
+    linear_backward(n, n.a1, params, grads, h, n.ga.data(), n.gh.data(), h, b);
+    if (n.dueling) {
+        linear_backward(n, n.v2, params, grads, n.hv.data(), n.gqv.data(), n.gv.data(), n.hv.data(), b);
+        linear_backward(n, n.v1, params, grads, h, n.gv.data(), n.gh2.data(), h, b);
+        const int64_t count = (int64_t)b * hw;
+        for (int64_t i = 0; i < count; i++) {
+            n.gh[i] += n.gh2[i];
+        }
+    }
+    // The encoder, last layer first; gh holds the gradient at the current layer's output.
+    for (int l = (int)n.encoder.size() - 1; l >= 0; l--) {
+        const Linear& layer = n.encoder[l];
+        const float* x = 0 == l ? obs : n.enc[l - 1].data();
+        float* dx = 0 == l ? nullptr : n.gh2.data();
+        linear_backward(n, layer, params, grads, x, n.gh.data(), dx, 0 == l ? nullptr : x, b);
+        if (nullptr != dx) {
+            n.gh.swap(n.gh2);
+        }
+    }
+}
+
+}  // namespace ding4j
+
+#endif

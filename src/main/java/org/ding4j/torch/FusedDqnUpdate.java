@@ -1,0 +1,248 @@
+package org.ding4j.torch;
+
+import java.util.Objects;
+
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.Loader;
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * A whole DQN update of an MLP-family Q-network in one native call ({@code native/ding4j_dqn.h}): the online
+ * forward on the observations, the online and target forwards on the next observations, the double-DQN target,
+ * MSE or Huber (delta 1) loss with importance weights, and the backward, with every matrix product through the
+ * {@code cblas_sgemm} of the OpenBLAS the presets load. Gradients are written into the online net's flat gradient
+ * buffer (as after {@code zero_grad} and {@code backward}), so gradient all-reduce, clipping and the fused optimizer
+ * step stay as they are; the caller runs them. libtorch's autograd is the general path and the reference this is
+ * tested against.
+ * <p>
+ * The network: {@code L} encoder layers {@code Linear + ReLU}, then a head of {@code Linear(h, h) + ReLU} and
+ * {@code Linear(h, actions)}, and, when dueling, a second such head to one value with {@code Q = V + A - mean(A)}.
+ * Its parameters are named by offsets into the flat buffer (the caller knows the module's layout), checked here.
+ * Tensors are bound once ({@link #bind}) and their addresses kept, so an update allocates nothing. Not thread-safe.
+ */
+public final class FusedDqnUpdate implements AutoCloseable
+{
+    private final NativeOwner natives = new NativeOwner("FusedDqnUpdate");
+    private final int batch;
+    private final int obs;
+    private final int actions;
+    private final long params;
+    private final long grads;
+    private final long target;
+    private final DoublePointer stats;
+    private long handle;
+
+    /** A batch's tensors, checked once and held by address. */
+    public static final class Batch
+    {
+        private final long obs;
+        private final long nextObs;
+        private final long action;
+        private final long ret;
+        private final long bootstrap;
+        private final long weight;
+        private final long td;
+
+        private Batch(final long[] addresses)
+        {
+            this.obs = addresses[0];
+            this.nextObs = addresses[1];
+            this.action = addresses[2];
+            this.ret = addresses[3];
+            this.bootstrap = addresses[4];
+            this.weight = addresses[5];
+            this.td = addresses[6];
+        }
+    }
+
+    /**
+     * @param online  the online net's flat parameters (one float32 CPU group)
+     * @param target  the target net's, the same layout
+     * @param hidden  encoder widths, at least one
+     * @param obs     observation width
+     * @param actions number of actions
+     * @param dueling whether the head is dueling
+     * @param batch   samples per update
+     * @param offsets float offsets of weight and bias of each layer: encoder layers, head A first and second, and
+     *                when dueling head V first and second
+     * @throws IllegalArgumentException naming what does not fit (group, dtype, device, a layer outside the buffer)
+     */
+    public FusedDqnUpdate(final FlatParameters online, final FlatParameters target, final long[] hidden,
+        final int obs, final int actions, final boolean dueling, final int batch, final long[] offsets)
+    {
+        Objects.requireNonNull(online, "online");
+        Objects.requireNonNull(target, "target");
+        if (hidden.length < 1 || obs < 1 || actions < 1 || batch < 1)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: expected hidden widths, obs, actions and batch >= 1");
+        }
+        final Tensor values = single(online, "online");
+        final Tensor targetValues = single(target, "target");
+        if (values.numel() != targetValues.numel())
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: online and target nets differ in size ("
+                + values.numel() + " vs " + targetValues.numel() + ")");
+        }
+        final int layers = hidden.length + (dueling ? 4 : 2);
+        if (offsets.length != 2 * layers)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: expected " + 2 * layers + " offsets, got "
+                + offsets.length);
+        }
+        checkLayers(hidden, obs, actions, dueling, offsets, values.numel());
+        this.batch = batch;
+        this.obs = obs;
+        this.actions = actions;
+        this.params = values.data_ptr().address();
+        this.grads = online.group(0).grads().data_ptr().address();
+        this.target = targetValues.data_ptr().address();
+        this.stats = natives.own(new DoublePointer(3));
+        final Pointer sgemm = Loader.addressof("cblas_sgemm");
+        if (null == sgemm || sgemm.isNull())
+        {
+            throw new IllegalStateException("FusedDqnUpdate: cblas_sgemm is not loaded (OpenBLAS)");
+        }
+        final long[] dims = new long[hidden.length + 5];
+        dims[0] = hidden.length;
+        dims[1] = obs;
+        System.arraycopy(hidden, 0, dims, 2, hidden.length);
+        dims[2 + hidden.length] = actions;
+        dims[3 + hidden.length] = dueling ? 1 : 0;
+        dims[4 + hidden.length] = batch;
+        try (org.bytedeco.javacpp.LongPointer d = new org.bytedeco.javacpp.LongPointer(dims);
+            org.bytedeco.javacpp.LongPointer o = new org.bytedeco.javacpp.LongPointer(offsets))
+        {
+            handle = NativeKernels.dqn_create(sgemm.address(), d.address(), o.address());
+        }
+    }
+
+    private static Tensor single(final FlatParameters params, final String which)
+    {
+        if (1 != params.groupCount())
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: the " + which + " net's parameters must be one group "
+                + "(one dtype and device), got " + params.groupCount());
+        }
+        final Tensor values = params.group(0).values();
+        if (values.is_cuda() || torch.ScalarType.Float.value != values.scalar_type().value)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: the " + which + " net must be float32 on the CPU");
+        }
+        return values;
+    }
+
+    private static void checkLayers(final long[] hidden, final int obs, final int actions, final boolean dueling,
+        final long[] offsets, final long numel)
+    {
+        final long h = hidden[hidden.length - 1];
+        final long[][] shapes = new long[offsets.length / 2][];
+        long in = obs;
+        for (int l = 0; l < hidden.length; l++)
+        {
+            shapes[l] = new long[] {hidden[l], in};
+            in = hidden[l];
+        }
+        shapes[hidden.length] = new long[] {h, h};
+        shapes[hidden.length + 1] = new long[] {actions, h};
+        if (dueling)
+        {
+            shapes[hidden.length + 2] = new long[] {h, h};
+            shapes[hidden.length + 3] = new long[] {1, h};
+        }
+        for (int l = 0; l < shapes.length; l++)
+        {
+            final long w = offsets[2 * l];
+            final long b = offsets[2 * l + 1];
+            if (w < 0 || b < 0 || w + shapes[l][0] * shapes[l][1] > numel || b + shapes[l][0] > numel)
+            {
+                throw new IllegalArgumentException("FusedDqnUpdate: layer " + l + " (" + shapes[l][0] + "x"
+                    + shapes[l][1] + ") at offsets " + w + "/" + b + " lies outside the " + numel + " parameters");
+            }
+        }
+    }
+
+    /**
+     * Checks and binds a batch's tensors (contiguous CPU: obs and next obs float [batch, obs], action int64
+     * [batch], return, bootstrap, weight and the |TD| output float [batch]).
+     *
+     * @return the binding, for {@link #update}
+     * @throws IllegalArgumentException naming the tensor that does not fit
+     */
+    public Batch bind(final Tensor obsT, final Tensor nextObsT, final Tensor actionT, final Tensor returnT,
+        final Tensor bootstrapT, final Tensor weightT, final Tensor tdT)
+    {
+        final Tensor[] all = {obsT, nextObsT, actionT, returnT, bootstrapT, weightT, tdT};
+        final String[] names = {"obs", "next_obs", "action", "return", "bootstrap", "weight", "td"};
+        final long[] addresses = new long[all.length];
+        for (int i = 0; i < all.length; i++)
+        {
+            final Tensor t = all[i];
+            final boolean matrix = i < 2;
+            final boolean ok = !t.isNull() && !t.is_cuda() && t.is_contiguous() && t.size(0) == batch
+                && (matrix ? 2 == t.dim() && t.size(1) == obs : 1 == t.dim())
+                && t.scalar_type().value == (2 == i ? torch.ScalarType.Long : torch.ScalarType.Float).value;
+            if (!ok)
+            {
+                throw new IllegalArgumentException("FusedDqnUpdate: " + names[i] + " must be a contiguous CPU "
+                    + (2 == i ? "int64" : "float32") + " tensor of " + (matrix ? "[" + batch + ", " + obs + "]"
+                    : "[" + batch + "]"));
+            }
+            addresses[i] = t.data_ptr().address();
+        }
+        return new Batch(addresses);
+    }
+
+    /**
+     * One update's forward and backward: the gradients are in the online net's gradient buffer afterwards, |TD
+     * error| per sample in the bound td tensor.
+     *
+     * @param b     the bound batch
+     * @param huber Huber loss (delta 1) instead of squared error
+     */
+    public void update(final Batch b, final boolean huber)
+    {
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedDqnUpdate is closed");
+        }
+        NativeKernels.dqn_update(handle, params, grads, target, b.obs, b.nextObs, b.action, b.ret, b.bootstrap,
+            b.weight, huber ? 1 : 0, stats.address(), b.td);
+    }
+
+    /** @return the last update's loss (weighted mean) */
+    public double loss()
+    {
+        return stats.get(0);
+    }
+
+    /** @return the last update's mean online Q-value over the batch and actions */
+    public double qMean()
+    {
+        return stats.get(1);
+    }
+
+    /** @return the last update's mean target-net Q-value at the next observations */
+    public double targetQMean()
+    {
+        return stats.get(2);
+    }
+
+    /** @return the number of actions */
+    public int actions()
+    {
+        return actions;
+    }
+
+    @Override
+    public void close()
+    {
+        if (0 != handle)
+        {
+            NativeKernels.dqn_free(handle);
+            handle = 0;
+        }
+        natives.close();
+    }
+}
