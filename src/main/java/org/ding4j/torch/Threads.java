@@ -15,12 +15,15 @@ import org.bytedeco.pytorch.global.torch;
  *   <li>intra-op threads = 1: the element-wise ops of RL-sized nets are too small to split, and one libgomp
  *       thread cannot spin against OpenBLAS;</li>
  *   <li>inter-op threads = 1: a learner runs one graph at a time;</li>
- *   <li>OpenBLAS threads = the available cores, at most {@value #MAX_DEFAULT_BLAS_THREADS}: the matrix products
- *       of a large net do gain from them, and OpenBLAS parks idle workers instead of spinning.</li>
+ *   <li>OpenBLAS threads = 1: a second thread makes a large net's products 1.5x faster when the cores are free,
+ *       but when another process holds one of them (a collector, a second rank, a neighbour) the DQN update's p99
+ *       went from 0.5 ms to 28.6 ms (fused) and from 2.2 ms to 98.6 ms (libtorch) on this 2-core machine
+ *       ({@code DqnUpdateBenchmark -p blas=1,2} beside a busy loop): the default must not collapse under
+ *       contention. A job that owns its cores can raise it with {@value #BLAS_PROPERTY}.</li>
  * </ul>
  * Each can be overridden with a system property: {@value #INTRA_OP_PROPERTY}, {@value #INTER_OP_PROPERTY},
- * {@value #BLAS_PROPERTY}. Environment variables such as {@code OMP_NUM_THREADS} must be set before the JVM
- * starts; the {@code ./ding4j} launcher does that.
+ * {@value #BLAS_PROPERTY}. Environment variables of these libraries must be set before the JVM starts; the
+ * {@code ./ding4j} launcher sets {@code OMP_WAIT_POLICY=PASSIVE}.
  * <p>
  * Thread-safe; {@link #configure()} is idempotent and returns the settings in force.
  */
@@ -32,8 +35,8 @@ public final class Threads
     public static final String INTER_OP_PROPERTY = "ding4j.threads.interOp";
     /** System property: OpenBLAS threads. */
     public static final String BLAS_PROPERTY = "ding4j.threads.blas";
-    /** Upper bound of the default OpenBLAS thread count. */
-    public static final int MAX_DEFAULT_BLAS_THREADS = 4;
+    /** The default OpenBLAS thread count (see the rule above). */
+    public static final int DEFAULT_BLAS_THREADS = 1;
 
     private static Settings applied;
 
@@ -63,11 +66,10 @@ public final class Threads
         Natives.load();
         if (null == applied)
         {
-            final int cores = Runtime.getRuntime().availableProcessors();
             apply(
                 positive(INTRA_OP_PROPERTY, 1),
                 positive(INTER_OP_PROPERTY, 1),
-                positive(BLAS_PROPERTY, Math.min(cores, MAX_DEFAULT_BLAS_THREADS)));
+                positive(BLAS_PROPERTY, DEFAULT_BLAS_THREADS));
         }
         return applied;
     }

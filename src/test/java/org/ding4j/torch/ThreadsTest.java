@@ -19,8 +19,7 @@ class ThreadsTest
         assertSame(settings, Threads.configure(), "configure() is idempotent");
         assertEquals(1, settings.intraOp());
         assertEquals(1, torch.get_num_threads());
-        final int cores = Runtime.getRuntime().availableProcessors();
-        assertEquals(Math.min(cores, Threads.MAX_DEFAULT_BLAS_THREADS), settings.blas());
+        assertEquals(Threads.DEFAULT_BLAS_THREADS, settings.blas());
         assertEquals(settings.blas(), openblas_nolapack.blas_get_num_threads());
     }
 

@@ -25,7 +25,8 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * One DQN update of DI-engine's CartPole net (4-128-128-64, dueling, batch 64, double DQN, MSE, Adam) as
  * {@code DqnPolicy.forward} runs it: {@code fused} is the one native call ({@code FusedDqnUpdate}) plus the fused
- * Adam, {@code libtorch} is autograd operator by operator plus the same Adam. One libtorch and one OpenBLAS thread.
+ * Adam, {@code libtorch} is autograd operator by operator plus the same Adam. One libtorch thread, {@code blas}
+ * OpenBLAS threads.
  * Sample mode, so the result has percentiles (p50 is the figure to quote).
  */
 @State(Scope.Thread)
@@ -39,6 +40,10 @@ public class DqnUpdateBenchmark
 {
     @Param({"fused", "libtorch"})
     public String update;
+
+    /** OpenBLAS threads (libtorch's intra-op stays 1): the library's default rule is measured with this. */
+    @Param({"1"})
+    public int blas;
 
     private DqnPolicy policy;
     private DqnBatch batch;
@@ -74,7 +79,7 @@ public class DqnUpdateBenchmark
     @Setup(Level.Trial)
     public void setUp()
     {
-        Threads.configure(1, 1, 1);
+        Threads.configure(1, 1, blas);
         torch.manual_seed(0);
         policy = new DqnPolicy(new DqnPolicy.Settings(4, 2, new long[] {128, 128, 64}, true, 64, 1e-3, 100, 0.0,
             false, 0.0));
