@@ -13,6 +13,7 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.example.cartpole.DqnPipeline;
 import org.ding4j.learner.StopSignals;
+import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -51,6 +52,10 @@ final class TrainCommand implements Callable<Integer>
         final double jvmStartS = ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
         // First of all: from here on SIGINT/SIGTERM only ask the run to stop, during start-up and the summary too.
         StopSignals.installForProcess();
+        // The native libraries load (about a second) while the config is read and checked on this thread.
+        final Thread nativeLoad = new Thread(Natives::load, "ding4j-native-load");
+        nativeLoad.setDaemon(true);
+        nativeLoad.start();
         spec.commandLine().getOut().println("ding4j train: starting");
         spec.commandLine().getOut().flush();
         Config user = null == config ? Config.empty() : ConfigFiles.load(config);
@@ -63,6 +68,7 @@ final class TrainCommand implements Callable<Integer>
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
         final DqnPipeline pipeline = new DqnPipeline(user, dist);
         final long nativeStart = System.nanoTime();
+        nativeLoad.join();
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
