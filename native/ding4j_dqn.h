@@ -173,6 +173,15 @@ inline void dqn_free(const int64_t handle) {
     delete reinterpret_cast<dqn_detail::Net*>(handle);
 }
 
+/** Q-values [rows, actions] of rows observations (rows <= the batch size) with the given parameters, into q. */
+inline void dqn_q_values(const int64_t handle, const int64_t params_address, const int64_t obs_address,
+    const int64_t rows, const int64_t q_address) {
+    using namespace dqn_detail;
+    Net& n = *reinterpret_cast<Net*>(handle);
+    forward(n, reinterpret_cast<const float*>(params_address), reinterpret_cast<const float*>(obs_address), (int)rows,
+        n.scratch, n.sha, n.shv, n.sqa, n.sqv, reinterpret_cast<float*>(q_address));
+}
+
 /**
  * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
  * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample

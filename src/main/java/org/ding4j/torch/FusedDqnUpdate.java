@@ -28,6 +28,7 @@ public final class FusedDqnUpdate implements AutoCloseable
     private final int batch;
     private final int obs;
     private final int actions;
+    private final long parameterCount;
     private final long params;
     private final long grads;
     private final long target;
@@ -94,6 +95,7 @@ public final class FusedDqnUpdate implements AutoCloseable
         checkLayers(hidden, obs, actions, dueling, offsets, values.numel());
         this.batch = batch;
         this.obs = obs;
+        this.parameterCount = values.numel();
         this.actions = actions;
         this.params = values.data_ptr().address();
         this.grads = online.group(0).grads().data_ptr().address();
@@ -209,6 +211,71 @@ public final class FusedDqnUpdate implements AutoCloseable
         }
         NativeKernels.dqn_update(handle, params, grads, target, b.obs, b.nextObs, b.action, b.ret, b.bootstrap,
             b.weight, huber ? 1 : 0, stats.address(), b.td);
+    }
+
+    /** A greedy forward's tensors, checked once and held by address. */
+    public static final class Forward
+    {
+        private final long params;
+        private final long obs;
+        private final long q;
+        private final int rows;
+
+        private Forward(final long params, final long obs, final long q, final int rows)
+        {
+            this.params = params;
+            this.obs = obs;
+            this.q = q;
+            this.rows = rows;
+        }
+    }
+
+    /**
+     * Binds a forward of {@code net} (a net of this update's layout: the online one, or a copy of it) on up to the
+     * batch size of observations.
+     *
+     * @param net    the net's flat parameters
+     * @param obsT   contiguous CPU float32 [rows, obs], rows <= the batch size
+     * @param qT     contiguous CPU float32 [rows, actions], where the Q-values go
+     * @return the binding, for {@link #qValues}
+     * @throws IllegalArgumentException naming what does not fit
+     */
+    public Forward bindForward(final FlatParameters net, final Tensor obsT, final Tensor qT)
+    {
+        final Tensor values = single(net, "forward");
+        if (values.numel() != parameterCount)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: the forward's net has " + values.numel()
+                + " parameters, this layout " + parameterCount);
+        }
+        final long rows = obsT.isNull() ? -1 : obsT.size(0);
+        final boolean ok = !obsT.isNull() && !qT.isNull() && !obsT.is_cuda() && !qT.is_cuda() && obsT.is_contiguous()
+            && qT.is_contiguous() && 2 == obsT.dim() && 2 == qT.dim() && rows >= 1 && rows <= batch
+            && obsT.size(1) == obs && qT.size(0) == rows && qT.size(1) == actions
+            && torch.ScalarType.Float.value == obsT.scalar_type().value
+            && torch.ScalarType.Float.value == qT.scalar_type().value;
+        if (!ok)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: a forward needs contiguous CPU float32 obs [rows, " + obs
+                + "] and q [rows, " + actions + "] with 1 <= rows <= " + batch);
+        }
+        return new Forward(values.data_ptr().address(), obsT.data_ptr().address(), qT.data_ptr().address(),
+            (int)rows);
+    }
+
+    /**
+     * Q-values of the bound observations into the bound output. Uses this instance's scratch memory: one thread
+     * at a time, and not while {@link #update} runs on another.
+     *
+     * @param f the binding
+     */
+    public void qValues(final Forward f)
+    {
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedDqnUpdate is closed");
+        }
+        NativeKernels.dqn_q_values(handle, f.params, f.obs, f.rows, f.q);
     }
 
     /** @return the last update's loss (weighted mean) */

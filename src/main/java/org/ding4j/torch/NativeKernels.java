@@ -38,6 +38,8 @@ final class NativeKernels
     static native void dqn_update(long handle, long params, long grads, long target, long obs, long nextObs,
         long action, long ret, long bootstrap, long weight, int huber, long stats, long td);
 
+    static native void dqn_q_values(long handle, long params, long obs, long rows, long q);
+
     static native long malloc_in_use_bytes();
 
     static native double sum_squares(long gradAddress, long n);

@@ -2,6 +2,7 @@ package org.ding4j.example.cartpole;
 
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.torch.FlatParameters;
 import org.ding4j.example.dqn.ReplayBuffer;
 
 /**
@@ -159,6 +160,19 @@ public final class Collector implements AutoCloseable
     public double lastEpisodeReturn()
     {
         return lastEpisodeReturn;
+    }
+
+    /**
+     * Computes {@code net}'s greedy actions through the fused native forward (see {@link GreedyActor#fuse}).
+     *
+     * @param net     the net the collector will be given
+     * @param params  its flat parameters
+     * @param hidden  its encoder widths
+     * @param dueling whether its head is dueling
+     */
+    public void fuse(final QNetwork net, final FlatParameters params, final long[] hidden, final boolean dueling)
+    {
+        actor.fuse(net, params, hidden, dueling);
     }
 
     /** @return the random streams the collector draws from (exploration, env starts), for a checkpoint */

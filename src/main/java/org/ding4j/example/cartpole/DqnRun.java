@@ -90,6 +90,11 @@ final class DqnRun implements AutoCloseable
         learner.checkpoints().register(RANDOM_STATE, this::randomState, this::restoreRandomState);
         policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
         policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
+        if (policy.fusedUpdate())
+        {
+            // The greedy forwards of collection and evaluation take the native path too (each its own scratch).
+            fuseActors(policy.online(), policy.parameters());
+        }
     }
 
     private Map<String, Object> randomState()
@@ -124,6 +129,19 @@ final class DqnRun implements AutoCloseable
             .map(i -> fresh.nextLong()).boxed().toList());
         collector.restoreRandomState(own);
         buffer.restoreRandomState(fresh.nextLong());
+    }
+
+    /**
+     * Runs the collector's and evaluator's greedy forwards of {@code net} through the fused native forward.
+     *
+     * @param net    the net they act with
+     * @param params its flat parameters
+     */
+    void fuseActors(final QNetwork net, final org.ding4j.torch.FlatParameters params)
+    {
+        final DqnPolicy.Settings settings = policy.settings();
+        collector.fuse(net, params, settings.hidden(), settings.dueling());
+        schedule.evaluator().fuse(net, params, settings.hidden(), settings.dueling());
     }
 
     /** Starts the training wall clock (setup excluded). */

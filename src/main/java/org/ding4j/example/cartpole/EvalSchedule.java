@@ -84,6 +84,12 @@ final class EvalSchedule implements AutoCloseable
         this.lastReturn = lastReturn;
     }
 
+    /** @return the evaluator, for wiring its forward */
+    Evaluator evaluator()
+    {
+        return evaluator;
+    }
+
     double bestReturn()
     {
         return bestReturn;

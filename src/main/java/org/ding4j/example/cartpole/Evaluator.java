@@ -1,6 +1,7 @@
 package org.ding4j.example.cartpole;
 
 import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.torch.FlatParameters;
 
 /**
  * DI-engine's evaluator: greedy episodes over a vector of {@link CartPole}s. With {@code reseed} every evaluation
@@ -52,6 +53,19 @@ public final class Evaluator implements AutoCloseable
         quota = new int[envs.size()];
         running = new boolean[envs.size()];
         envs.seed(seed);
+    }
+
+    /**
+     * Evaluates {@code net} through the fused native forward (see {@link GreedyActor#fuse}).
+     *
+     * @param net     the net that will be evaluated
+     * @param params  its flat parameters
+     * @param hidden  its encoder widths
+     * @param dueling whether its head is dueling
+     */
+    public void fuse(final QNetwork net, final FlatParameters params, final long[] hidden, final boolean dueling)
+    {
+        actor.fuse(net, params, hidden, dueling);
     }
 
     /**

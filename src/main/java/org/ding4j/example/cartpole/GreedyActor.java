@@ -5,7 +5,10 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.FusedDqnUpdate;
 import org.ding4j.torch.NativeOwner;
 
 /**
@@ -23,6 +26,10 @@ final class GreedyActor implements AutoCloseable
     private final FloatPointer inputData;
     private final Tensor output;
     private final FloatPointer outputData;
+    /** The net whose Q-values the fused forward computes (with its own scratch memory), or null: libtorch. */
+    private QNetwork fusedNet;
+    private FusedDqnUpdate fused;
+    private FusedDqnUpdate.Forward binding;
 
     GreedyActor(final CartPole envs)
     {
@@ -33,6 +40,33 @@ final class GreedyActor implements AutoCloseable
         inputData = new FloatPointer(input.data_ptr());
         output = natives.own(torch.zeros(envs.size(), CartPole.ACTIONS));
         outputData = new FloatPointer(output.data_ptr());
+    }
+
+    /**
+     * Computes {@code net}'s Q-values in one native call from now on ({@link FusedDqnUpdate}'s forward over its flat
+     * parameters) instead of libtorch's modules; another net passed to {@link #act} still goes through libtorch.
+     *
+     * @param net     the net
+     * @param params  its flat parameters
+     * @param hidden  its encoder widths
+     * @param dueling whether its head is dueling
+     */
+    void fuse(final QNetwork net, final FlatParameters params, final long[] hidden, final boolean dueling)
+    {
+        if (null != fused)
+        {
+            fused.close();
+        }
+        fused = new FusedDqnUpdate(params, params, hidden, CartPole.OBS, CartPole.ACTIONS, dueling, envs.size(),
+            DqnPolicy.layerOffsets(params, hidden, dueling));
+        binding = fused.bindForward(params, input, output);
+        fusedNet = net;
+    }
+
+    /** @return the environments it observes */
+    CartPole envs()
+    {
+        return envs;
     }
 
     /** @return the observations of the last {@link #act} call, row-major [envs, obs] */
@@ -54,9 +88,16 @@ final class GreedyActor implements AutoCloseable
             envs.observe(i, obs, i * CartPole.OBS);
         }
         inputData.put(obs);
-        try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+        if (net == fusedNet)
         {
-            output.copy_(net.forward(input));
+            fused.qValues(binding);
+        }
+        else
+        {
+            try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+            {
+                output.copy_(net.forward(input));
+            }
         }
         outputData.get(q);
         for (int i = 0; i < actions.length; i++)
@@ -76,6 +117,10 @@ final class GreedyActor implements AutoCloseable
     @Override
     public void close()
     {
+        if (null != fused)
+        {
+            fused.close();
+        }
         natives.close();
     }
 }

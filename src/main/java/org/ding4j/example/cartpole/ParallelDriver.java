@@ -63,6 +63,11 @@ final class ParallelDriver implements AutoCloseable
         final DqnPolicy.Settings settings = policy.settings();
         actorNet = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
         actorParams = FlatParameters.of(actorNet.module());
+        if (policy.fusedUpdate())
+        {
+            // The collector thread's own copy, with its own fused forward (the learner's handle is not shared).
+            run.fuseActors(actorNet, actorParams);
+        }
         published = natives.own(policy.parameters().group(0).values().clone());
         // Batches in flight at once: the loader's queue (2 with no workers), one being filled, one training.
         ring = new DqnBatch[6];

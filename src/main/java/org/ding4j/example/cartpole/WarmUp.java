@@ -46,6 +46,11 @@ final class WarmUp
             policy.registerLogVars(sink);
             // Warm the path the run takes.
             policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
+            if (policy.fusedUpdate())
+            {
+                collect.fuse(policy.online(), policy.parameters(), settings.hidden(), settings.dueling());
+                evaluate.fuse(policy.online(), policy.parameters(), settings.hidden(), settings.dueling());
+            }
             final int[] collectActions = new int[cfg.getInt("env.collector_env_num")];
             final int[] evalActions = new int[cfg.getInt("env.evaluator_env_num")];
             for (int i = 0; i < updates && !StopSignals.requested(); i++)

@@ -283,16 +283,28 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     /** The flat-buffer offsets of weight and bias of each layer, in the order the fused update expects. */
     private long[] layerOffsets()
     {
-        final List<String> names = params.names();
+        return layerOffsets(params, settings.hidden(), settings.dueling());
+    }
+
+    /**
+     * @param net     a {@link QNetwork}'s flat parameters
+     * @param hidden  its encoder widths
+     * @param dueling whether its head is dueling
+     * @return the offsets of weight and bias of each layer, in {@link FusedDqnUpdate}'s order
+     * @throws IllegalArgumentException naming a parameter the layout needs and the net lacks
+     */
+    public static long[] layerOffsets(final FlatParameters net, final long[] hidden, final boolean dueling)
+    {
+        final List<String> names = net.names();
         final List<String> expected = new java.util.ArrayList<>();
-        for (int l = 0; l < settings.hidden().length; l++)
+        for (int l = 0; l < hidden.length; l++)
         {
             expected.add("encoder.main." + 2 * l + ".weight");
             expected.add("encoder.main." + 2 * l + ".bias");
         }
-        final String head = settings.dueling() ? "head.A." : "head.Q.";
+        final String head = dueling ? "head.A." : "head.Q.";
         expected.addAll(List.of(head + "0.0.weight", head + "0.0.bias", head + "1.weight", head + "1.bias"));
-        if (settings.dueling())
+        if (dueling)
         {
             expected.addAll(List.of("head.V.0.0.weight", "head.V.0.0.bias", "head.V.1.weight", "head.V.1.bias"));
         }
@@ -305,7 +317,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
                 throw new IllegalArgumentException("fused DQN update: the net has no parameter " + expected.get(i)
                     + " (not the MLP Q-network it knows: " + names + ")");
             }
-            offsets[i] = params.offset(index);
+            offsets[i] = net.offset(index);
         }
         return offsets;
     }
