@@ -8,6 +8,15 @@ package org.ding4j.policy;
 public interface LogSink
 {
     /**
+     * @return a sink that keeps nothing: for updates whose log vars and priorities nobody reads (a JIT warm-up, a
+     *         benchmark)
+     */
+    static LogSink discard()
+    {
+        return Discard.INSTANCE;
+    }
+
+    /**
      * @param key a log var name; it goes to the {@code scalar} buffer
      * @return its index, stable for the learner's life
      */
@@ -48,4 +57,40 @@ public interface LogSink
      * update of a call ends when {@code forward} returns; a policy that does one update never calls this.
      */
     void nextUpdate();
+
+    /** The sink of {@link #discard()}. */
+    final class Discard implements LogSink
+    {
+        static final Discard INSTANCE = new Discard();
+
+        private Discard()
+        {
+        }
+
+        @Override
+        public int register(final String key)
+        {
+            return 0;
+        }
+
+        @Override
+        public void put(final int index, final double value)
+        {
+        }
+
+        @Override
+        public void value(final String key, final Object value)
+        {
+        }
+
+        @Override
+        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+        {
+        }
+
+        @Override
+        public void nextUpdate()
+        {
+        }
+    }
 }

@@ -63,34 +63,7 @@ public class DqnUpdateBenchmark
     private static final int NO_TRANS = 111;
     private static final int TRANS = 112;
 
-    private final LogSink sink = new LogSink()
-    {
-        @Override
-        public int register(final String key)
-        {
-            return 0;
-        }
-
-        @Override
-        public void put(final int index, final double value)
-        {
-        }
-
-        @Override
-        public void value(final String key, final Object value)
-        {
-        }
-
-        @Override
-        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
-        {
-        }
-
-        @Override
-        public void nextUpdate()
-        {
-        }
-    };
+    private final LogSink sink = LogSink.discard();
 
     @Setup(Level.Trial)
     public void setUp()

@@ -37,7 +37,7 @@ final class WarmUp
             }
             buffer.push(obs, 0, random.nextInt(CartPole.ACTIONS), 1f, 0.97f, obs, 0);
         }
-        final LogSink sink = new DiscardingSink();
+        final LogSink sink = LogSink.discard();
         try (DqnPolicy policy = new DqnPolicy(settings);
             DqnBatch batch = new DqnBatch(settings.batchSize(), CartPole.OBS);
             GreedyActor collect = new GreedyActor(new CartPole(cfg.getInt("env.collector_env_num"), 200, -1));
@@ -60,36 +60,6 @@ final class WarmUp
                 collect.act(policy.online(), collectActions);
                 evaluate.act(policy.online(), evalActions);
             }
-        }
-    }
-
-    /** A sink that keeps nothing: the warm-up's log vars and priorities are thrown away. */
-    private static final class DiscardingSink implements LogSink
-    {
-        @Override
-        public int register(final String key)
-        {
-            return 0;
-        }
-
-        @Override
-        public void put(final int index, final double value)
-        {
-        }
-
-        @Override
-        public void value(final String key, final Object value)
-        {
-        }
-
-        @Override
-        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
-        {
-        }
-
-        @Override
-        public void nextUpdate()
-        {
         }
     }
 }
