@@ -235,7 +235,7 @@ public final class FusedDqnUpdate implements AutoCloseable
      * batch size of observations.
      *
      * @param net    the net's flat parameters
-     * @param obsT   contiguous CPU float32 [rows, obs], rows <= the batch size
+     * @param obsT   contiguous CPU float32 [rows, obs], at most the batch size of rows
      * @param qT     contiguous CPU float32 [rows, actions], where the Q-values go
      * @return the binding, for {@link #qValues}
      * @throws IllegalArgumentException naming what does not fit
