@@ -41,7 +41,7 @@ struct Net {
     std::vector<float> ha, hv, qa, qv, q;     // head hidden (A, V), head outputs, Q
     std::vector<float> ga, gv, gqa, gqv, gh, gh2;
     std::vector<std::vector<float>> scratch;  // encoder outputs for the next-obs forwards
-    std::vector<float> sha, shv, sqa, sqv, sq, qnext, qtarget;
+    std::vector<float> sha, shv, sqa, sqv, qnext, qtarget;
 };
 
 inline void linear(const Net& n, const Linear& l, const float* params, const float* x, float* y, int rows,
@@ -154,7 +154,7 @@ inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_addres
     for (std::vector<float>* v : {&n->ha, &n->hv, &n->sha, &n->shv, &n->ga, &n->gv}) {
         v->resize(b * h);
     }
-    for (std::vector<float>* v : {&n->qa, &n->q, &n->sqa, &n->sq, &n->qnext, &n->qtarget, &n->gqa}) {
+    for (std::vector<float>* v : {&n->qa, &n->q, &n->sqa, &n->qnext, &n->qtarget, &n->gqa}) {
         v->resize(b * n->actions);
     }
     for (std::vector<float>* v : {&n->qv, &n->sqv, &n->gqv}) {
@@ -215,7 +215,8 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
     double q_sum = 0.0;
     double target_sum = 0.0;
     const float inv_b = 1.0f / (float)b;
-    std::vector<float>& dq = n.dueling ? n.gqa : n.gqa;
+    // dQ: zero but at each sample's action; for a dueling head it becomes dA in place below.
+    std::vector<float>& dq = n.gqa;
     for (int i = 0; i < b; i++) {
         const float* qn = n.qnext.data() + (int64_t)i * na;
         int best = 0;

@@ -296,12 +296,6 @@ public final class FusedDqnUpdate implements AutoCloseable
         return stats.get(2);
     }
 
-    /** @return the number of actions */
-    public int actions()
-    {
-        return actions;
-    }
-
     @Override
     public void close()
     {
