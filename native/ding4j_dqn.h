@@ -1,4 +1,4 @@
-// ding4j fused DQN update for MLP Q-networks: the whole update of DqnPolicy (three forwards, the double-DQN
+// ding4j fused updates for MLP-family networks (a DQN Q-network's, a supervised MLP's): the whole update of DqnPolicy (three forwards, the double-DQN
 // target, MSE or Huber loss with importance weights, backward) in one native call over the flat parameter and
 // gradient buffers that libtorch's modules view, with every matrix product done by the cblas_sgemm of the OpenBLAS
 // that the presets load (its address comes from Java: Loader.addressof). libtorch runs the same arithmetic one
@@ -287,6 +287,70 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
         const float* x = 0 == l ? obs : n.enc[l - 1].data();
         float* dx = 0 == l ? nullptr : n.gh2.data();
         linear_backward(n, layer, params, grads, x, n.gh.data(), dx, 0 == l ? nullptr : x, b);
+        if (nullptr != dx) {
+            n.gh.swap(n.gh2);
+        }
+    }
+}
+
+/**
+ * A supervised MLP step's forward and backward (Linear layers, ReLU between them, none after the last; MSE over
+ * all outputs, as torch::mse_loss): dims [layers L, width_0 .. width_L, batch], offsets weight and bias of each
+ * layer. Returns a handle for mlp_step / dqn_free (the same structure holds it).
+ */
+inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
+    using namespace dqn_detail;
+    const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
+    const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    Net* n = new Net();
+    n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
+    const int layers = (int)dims[0];
+    n->batch = (int)dims[2 + layers];
+    int widest = 1;
+    for (int l = 0; l < layers; l++) {
+        const int in = (int)dims[1 + l];
+        const int out = (int)dims[2 + l];
+        n->encoder.push_back(Linear{in, out, offsets[2 * l], offsets[2 * l + 1]});
+        n->enc.emplace_back((int64_t)n->batch * out);
+        widest = out > widest ? out : widest;
+        widest = in > widest ? in : widest;
+    }
+    n->gh.resize((int64_t)n->batch * widest);
+    n->gh2.resize((int64_t)n->batch * widest);
+    return reinterpret_cast<int64_t>(n);
+}
+
+/** One step's forward and backward: gradients written into grads, the loss into stats[0]. */
+inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+    const int64_t x_address, const int64_t y_address, const int64_t stats_address) {
+    using namespace dqn_detail;
+    Net& n = *reinterpret_cast<Net*>(handle);
+    const float* params = reinterpret_cast<const float*>(params_address);
+    float* grads = reinterpret_cast<float*>(grads_address);
+    const float* x = reinterpret_cast<const float*>(x_address);
+    const float* y = reinterpret_cast<const float*>(y_address);
+    const int b = n.batch;
+    const int layers = (int)n.encoder.size();
+    const float* in = x;
+    for (int l = 0; l < layers; l++) {
+        linear(n, n.encoder[l], params, in, n.enc[l].data(), b, l + 1 < layers);
+        in = n.enc[l].data();
+    }
+    const int out = n.encoder.back().out;
+    const int64_t count = (int64_t)b * out;
+    const float scale = 2.0f / (float)count;
+    double loss = 0.0;
+    const float* prediction = n.enc.back().data();
+    for (int64_t i = 0; i < count; i++) {
+        const float d = prediction[i] - y[i];
+        loss += (double)(d * d);
+        n.gh[i] = scale * d;
+    }
+    reinterpret_cast<double*>(stats_address)[0] = loss / (double)count;
+    for (int l = layers - 1; l >= 0; l--) {
+        const float* input = 0 == l ? x : n.enc[l - 1].data();
+        float* dx = 0 == l ? nullptr : n.gh2.data();
+        linear_backward(n, n.encoder[l], params, grads, input, n.gh.data(), dx, 0 == l ? nullptr : input, b);
         if (nullptr != dx) {
             n.gh.swap(n.gh2);
         }

@@ -20,6 +20,7 @@ public final class MlpRegressor implements AutoCloseable
     private final Mlp mlp;
     private final FlatParameters params;
     private final FusedOptimizer<?> optimizer;
+    private FusedMlpStep fused;
 
     /**
      * Takes ownership of a module and builds its flat parameters and optimizer.
@@ -44,6 +45,12 @@ public final class MlpRegressor implements AutoCloseable
      */
     public double step(final Tensor inputs, final Tensor targets)
     {
+        if (null != fused)
+        {
+            final double loss = fused.step(fused.bind(inputs, targets));
+            optimizer.step();
+            return loss;
+        }
         try (PointerScope scope = new PointerScope())
         {
             params.zeroGrad();
@@ -51,6 +58,30 @@ public final class MlpRegressor implements AutoCloseable
             loss.backward();
             optimizer.step();
             return loss.item_double();
+        }
+    }
+
+    /**
+     * Runs each step's forward and backward as one native call ({@link FusedMlpStep}) for batches of this size from
+     * now on; 0 goes back to libtorch autograd. The optimizer step is the same either way.
+     *
+     * @param batch the batch size the steps will have, or 0
+     * @throws IllegalArgumentException if the batch is negative
+     */
+    public void fusedStep(final int batch)
+    {
+        if (batch < 0)
+        {
+            throw new IllegalArgumentException("batch: expected >= 0, got " + batch);
+        }
+        if (null != fused)
+        {
+            fused.close();
+            fused = null;
+        }
+        if (batch > 0)
+        {
+            fused = new FusedMlpStep(mlp, params, batch);
         }
     }
 
@@ -76,6 +107,10 @@ public final class MlpRegressor implements AutoCloseable
     @Override
     public void close()
     {
+        if (null != fused)
+        {
+            fused.close();
+        }
         optimizer.close();
         params.close();
         mlp.close();

@@ -40,6 +40,10 @@ final class NativeKernels
 
     static native void dqn_q_values(long handle, long params, long obs, long rows, long q);
 
+    static native long mlp_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
+
+    static native void mlp_step(long handle, long params, long grads, long x, long y, long stats);
+
     static native long malloc_in_use_bytes();
 
     static native double sum_squares(long gradAddress, long n);
