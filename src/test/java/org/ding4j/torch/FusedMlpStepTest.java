@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -18,25 +17,6 @@ import org.junit.jupiter.params.provider.CsvSource;
  */
 class FusedMlpStepTest
 {
-    private static float[] floats(final Tensor t)
-    {
-        final float[] out = new float[(int)t.numel()];
-        new FloatPointer(t.data_ptr()).get(out);
-        return out;
-    }
-
-    private static double relative(final float[] a, final float[] b)
-    {
-        double diff = 0;
-        double scale = 1e-30;
-        for (int i = 0; i < a.length; i++)
-        {
-            diff = Math.max(diff, Math.abs(a[i] - b[i]));
-            scale = Math.max(scale, Math.abs(a[i]));
-        }
-        return diff / scale;
-    }
-
     @ParameterizedTest
     @CsvSource({"4 128 128 2,64", "4 32 2,16", "8 16 16 16 3,32"})
     void fusedShouldMatchAutograd(final String widths, final int batch)
@@ -62,17 +42,17 @@ class FusedMlpStepTest
                     if (0 == step)
                     {
                         assertEquals(a, b, 1e-5 * Math.max(1, Math.abs(a)), "loss");
-                        final double grads = relative(floats(eager.parameters().group(0).grads()),
-                            floats(fused.parameters().group(0).grads()));
+                        final double grads = TorchTesting.relativeDifference(fused.parameters().group(0).grads(),
+                            eager.parameters().group(0).grads());
                         assertTrue(grads < 1e-5, "gradients after one step differ by " + grads);
-                        final double params = relative(floats(eager.parameters().group(0).values()),
-                            floats(fused.parameters().group(0).values()));
+                        final double params = TorchTesting.relativeDifference(fused.parameters().group(0).values(),
+                            eager.parameters().group(0).values());
                         assertTrue(params < 1e-5, "parameters after one step differ by " + params);
                     }
                 }
             }
-            final double after = relative(floats(eager.parameters().group(0).values()),
-                floats(fused.parameters().group(0).values()));
+            final double after = TorchTesting.relativeDifference(fused.parameters().group(0).values(),
+                eager.parameters().group(0).values());
             assertTrue(after < 1e-3, "parameters after 200 steps differ by " + after);
         }
     }

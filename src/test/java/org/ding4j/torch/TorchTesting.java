@@ -5,7 +5,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /** Shared helpers for tests on real libtorch: one thread setting for the JVM, data, comparisons. */
-final class TorchTesting
+public final class TorchTesting
 {
     static
     {
@@ -48,7 +48,7 @@ final class TorchTesting
     }
 
     /** max |a - b| / max |b|: the difference relative to the reference tensor's scale. */
-    static double relativeDifference(final Tensor a, final Tensor b)
+    public static double relativeDifference(final Tensor a, final Tensor b)
     {
         try (PointerScope scope = new PointerScope())
         {

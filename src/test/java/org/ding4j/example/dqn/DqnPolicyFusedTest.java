@@ -6,11 +6,10 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
 
-import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.Threads;
+import org.ding4j.torch.TorchTesting;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -79,26 +78,6 @@ class DqnPolicyFusedTest
         }
     }
 
-    private static float[] floats(final Tensor t)
-    {
-        final float[] out = new float[(int)t.numel()];
-        new FloatPointer(t.data_ptr()).get(out);
-        return out;
-    }
-
-    /** max |a - b| / max |a|: element-wise relative to the buffer's scale. */
-    private static double relative(final float[] a, final float[] b)
-    {
-        double diff = 0;
-        double scale = 1e-30;
-        for (int i = 0; i < a.length; i++)
-        {
-            diff = Math.max(diff, Math.abs(a[i] - b[i]));
-            scale = Math.max(scale, Math.abs(a[i]));
-        }
-        return diff / scale;
-    }
-
     @ParameterizedTest
     @CsvSource({"8,true,false", "8,false,true", "16 8,true,true", "16 8,false,false", "32 32 16,true,false",
         "32 32 16,false,true"})
@@ -125,11 +104,11 @@ class DqnPolicyFusedTest
             fill(batch, random);
             eager.forward(batch, eagerLog);
             fused.forward(batch, fusedLog);
-            final double gradients = relative(floats(eager.parameters().group(0).grads()),
-                floats(fused.parameters().group(0).grads()));
+            final double gradients = TorchTesting.relativeDifference(fused.parameters().group(0).grads(),
+                eager.parameters().group(0).grads());
             assertTrue(gradients < 1e-5, "gradients after one update differ by " + gradients);
-            final double parameters = relative(floats(eager.parameters().group(0).values()),
-                floats(fused.parameters().group(0).values()));
+            final double parameters = TorchTesting.relativeDifference(fused.parameters().group(0).values(),
+                eager.parameters().group(0).values());
             assertTrue(parameters < 1e-5, "parameters after one update differ by " + parameters);
             for (int k = 1; k < 4; k++)
             {
@@ -138,7 +117,8 @@ class DqnPolicyFusedTest
             }
             for (int i = 0; i < BATCH; i++)
             {
-                assertEquals(eagerLog.priorities[i], fusedLog.priorities[i], 1e-5 * Math.max(1, eagerLog.priorities[i]));
+                assertEquals(eagerLog.priorities[i], fusedLog.priorities[i],
+                    1e-5 * Math.max(1, eagerLog.priorities[i]));
             }
             for (int u = 1; u < 200; u++)
             {
@@ -146,11 +126,11 @@ class DqnPolicyFusedTest
                 eager.forward(batch, eagerLog);
                 fused.forward(batch, fusedLog);
             }
-            final double after = relative(floats(eager.parameters().group(0).values()),
-                floats(fused.parameters().group(0).values()));
+            final double after = TorchTesting.relativeDifference(fused.parameters().group(0).values(),
+                eager.parameters().group(0).values());
             assertTrue(after < 1e-3, "parameters after 200 updates differ by " + after);
-            final double targets = relative(floats(eager.targetParameters().group(0).values()),
-                floats(fused.targetParameters().group(0).values()));
+            final double targets = TorchTesting.relativeDifference(fused.targetParameters().group(0).values(),
+                eager.targetParameters().group(0).values());
             assertTrue(targets < 1e-3, "target nets after 200 updates differ by " + targets);
         }
     }
