@@ -114,6 +114,12 @@ inline void linear_backward(const Net& n, const Linear& l, const float* params, 
     }
 }
 
+inline Net* new_net(const int64_t sgemm_address) {
+    Net* n = new Net();
+    n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
+    return n;
+}
+
 }  // namespace dqn_detail
 
 /**
@@ -125,8 +131,7 @@ inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_addres
     using namespace dqn_detail;
     const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
-    Net* n = new Net();
-    n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
+    Net* n = new_net(sgemm_address);
     const int layers = (int)dims[0];
     int in = (int)dims[1];
     int o = 0;
@@ -302,8 +307,7 @@ inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_addres
     using namespace dqn_detail;
     const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
-    Net* n = new Net();
-    n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
+    Net* n = new_net(sgemm_address);
     const int layers = (int)dims[0];
     n->batch = (int)dims[2 + layers];
     int widest = 1;

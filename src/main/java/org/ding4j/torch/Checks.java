@@ -33,6 +33,29 @@ final class Checks
     }
 
     /**
+     * The one float32 CPU buffer of a net's flat parameters, as the fused updates need it.
+     *
+     * @param params the flat parameters
+     * @param what   who asks and for which net, for the message (e.g. "FusedDqnUpdate: the target net")
+     * @return the values buffer
+     * @throws IllegalArgumentException if there is more than one group, or it is not float32 on the CPU
+     */
+    static Tensor singleCpuFloatGroup(final FlatParameters params, final String what)
+    {
+        if (1 != params.groupCount())
+        {
+            throw new IllegalArgumentException(what + "'s parameters must be one group (one dtype and device), got "
+                + params.groupCount());
+        }
+        final Tensor values = params.group(0).values();
+        if (values.is_cuda() || !isFloat32(values))
+        {
+            throw new IllegalArgumentException(what + " must be float32 on the CPU");
+        }
+        return values;
+    }
+
+    /**
      * Checks that a tensor is a buffer the native kernels can take: defined, CPU, float32, contiguous, and of the
      * expected length (the first buffer's, or any positive length when {@code numel} is negative).
      *

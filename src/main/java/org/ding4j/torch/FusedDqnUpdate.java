@@ -3,8 +3,6 @@ package org.ding4j.torch;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.DoublePointer;
-import org.bytedeco.javacpp.Loader;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -79,8 +77,8 @@ public final class FusedDqnUpdate implements AutoCloseable
         {
             throw new IllegalArgumentException("FusedDqnUpdate: expected hidden widths, obs, actions and batch >= 1");
         }
-        final Tensor values = single(online, "online");
-        final Tensor targetValues = single(target, "target");
+        final Tensor values = Checks.singleCpuFloatGroup(online, "FusedDqnUpdate: the online net");
+        final Tensor targetValues = Checks.singleCpuFloatGroup(target, "FusedDqnUpdate: the target net");
         if (values.numel() != targetValues.numel())
         {
             throw new IllegalArgumentException("FusedDqnUpdate: online and target nets differ in size ("
@@ -101,11 +99,6 @@ public final class FusedDqnUpdate implements AutoCloseable
         this.grads = online.group(0).grads().data_ptr().address();
         this.target = targetValues.data_ptr().address();
         this.stats = natives.own(new DoublePointer(3));
-        final Pointer sgemm = Loader.addressof("cblas_sgemm");
-        if (null == sgemm || sgemm.isNull())
-        {
-            throw new IllegalStateException("FusedDqnUpdate: cblas_sgemm is not loaded (OpenBLAS)");
-        }
         final long[] dims = new long[hidden.length + 5];
         dims[0] = hidden.length;
         dims[1] = obs;
@@ -116,23 +109,8 @@ public final class FusedDqnUpdate implements AutoCloseable
         try (org.bytedeco.javacpp.LongPointer d = new org.bytedeco.javacpp.LongPointer(dims);
             org.bytedeco.javacpp.LongPointer o = new org.bytedeco.javacpp.LongPointer(offsets))
         {
-            handle = NativeKernels.dqn_create(sgemm.address(), d.address(), o.address());
+            handle = NativeKernels.dqn_create(Natives.sgemmAddress(), d.address(), o.address());
         }
-    }
-
-    private static Tensor single(final FlatParameters params, final String which)
-    {
-        if (1 != params.groupCount())
-        {
-            throw new IllegalArgumentException("FusedDqnUpdate: the " + which + " net's parameters must be one group "
-                + "(one dtype and device), got " + params.groupCount());
-        }
-        final Tensor values = params.group(0).values();
-        if (values.is_cuda() || torch.ScalarType.Float.value != values.scalar_type().value)
-        {
-            throw new IllegalArgumentException("FusedDqnUpdate: the " + which + " net must be float32 on the CPU");
-        }
-        return values;
     }
 
     private static void checkLayers(final long[] hidden, final int obs, final int actions, final boolean dueling,
@@ -184,7 +162,7 @@ public final class FusedDqnUpdate implements AutoCloseable
             final boolean matrix = i < 2;
             final boolean ok = !t.isNull() && !t.is_cuda() && t.is_contiguous() && t.size(0) == batch
                 && (matrix ? 2 == t.dim() && t.size(1) == obs : 1 == t.dim())
-                && t.scalar_type().value == (2 == i ? torch.ScalarType.Long : torch.ScalarType.Float).value;
+                && (2 == i ? torch.ScalarType.Long.value == t.scalar_type().value : Checks.isFloat32(t));
             if (!ok)
             {
                 throw new IllegalArgumentException("FusedDqnUpdate: " + names[i] + " must be a contiguous CPU "
@@ -242,7 +220,7 @@ public final class FusedDqnUpdate implements AutoCloseable
      */
     public Forward bindForward(final FlatParameters net, final Tensor obsT, final Tensor qT)
     {
-        final Tensor values = single(net, "forward");
+        final Tensor values = Checks.singleCpuFloatGroup(net, "FusedDqnUpdate: the forward's net");
         if (values.numel() != parameterCount)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: the forward's net has " + values.numel()
@@ -252,8 +230,7 @@ public final class FusedDqnUpdate implements AutoCloseable
         final boolean ok = !obsT.isNull() && !qT.isNull() && !obsT.is_cuda() && !qT.is_cuda() && obsT.is_contiguous()
             && qT.is_contiguous() && 2 == obsT.dim() && 2 == qT.dim() && rows >= 1 && rows <= batch
             && obsT.size(1) == obs && qT.size(0) == rows && qT.size(1) == actions
-            && torch.ScalarType.Float.value == obsT.scalar_type().value
-            && torch.ScalarType.Float.value == qT.scalar_type().value;
+            && Checks.isFloat32(obsT) && Checks.isFloat32(qT);
         if (!ok)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: a forward needs contiguous CPU float32 obs [rows, " + obs

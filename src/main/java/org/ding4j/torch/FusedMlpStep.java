@@ -5,9 +5,7 @@ import java.util.Objects;
 
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.LongPointer;
-import org.bytedeco.javacpp.Pointer;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
  * A supervised step of an {@link Mlp} (Linear layers, ReLU between them) in one native call
@@ -52,15 +50,7 @@ public final class FusedMlpStep implements AutoCloseable
         {
             throw new IllegalArgumentException("FusedMlpStep: expected batch >= 1, got " + batch);
         }
-        if (1 != params.groupCount())
-        {
-            throw new IllegalArgumentException("FusedMlpStep: expected one parameter group, got " + params.groupCount());
-        }
-        final Tensor values = params.group(0).values();
-        if (values.is_cuda() || torch.ScalarType.Float.value != values.scalar_type().value)
-        {
-            throw new IllegalArgumentException("FusedMlpStep: the parameters must be float32 on the CPU");
-        }
+        final Tensor values = Checks.singleCpuFloatGroup(params, "FusedMlpStep: the MLP");
         this.sizes = mlp.sizes();
         this.batch = batch;
         final int layers = sizes.length - 1;
@@ -87,14 +77,9 @@ public final class FusedMlpStep implements AutoCloseable
         this.params = values.data_ptr().address();
         this.grads = params.group(0).grads().data_ptr().address();
         this.stats = natives.own(new DoublePointer(1));
-        final Pointer sgemm = org.bytedeco.javacpp.Loader.addressof("cblas_sgemm");
-        if (null == sgemm || sgemm.isNull())
-        {
-            throw new IllegalStateException("FusedMlpStep: cblas_sgemm is not loaded (OpenBLAS)");
-        }
         try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
         {
-            handle = NativeKernels.mlp_create(sgemm.address(), d.address(), o.address());
+            handle = NativeKernels.mlp_create(Natives.sgemmAddress(), d.address(), o.address());
         }
     }
 
@@ -114,7 +99,7 @@ public final class FusedMlpStep implements AutoCloseable
     private void check(final Tensor t, final String name, final long width)
     {
         if (t.isNull() || t.is_cuda() || !t.is_contiguous() || 2 != t.dim() || t.size(0) != batch
-            || t.size(1) != width || torch.ScalarType.Float.value != t.scalar_type().value)
+            || t.size(1) != width || !Checks.isFloat32(t))
         {
             throw new IllegalArgumentException("FusedMlpStep: " + name + " must be a contiguous CPU float32 tensor of ["
                 + batch + ", " + width + "]");

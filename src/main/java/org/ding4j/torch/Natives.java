@@ -93,6 +93,21 @@ public final class Natives
         }
     }
 
+    /**
+     * @return the address of the loaded OpenBLAS's {@code cblas_sgemm}, for the fused kernels to call
+     * @throws IllegalStateException if OpenBLAS is not loaded
+     */
+    static long sgemmAddress()
+    {
+        load();
+        final org.bytedeco.javacpp.Pointer sgemm = Loader.addressof("cblas_sgemm");
+        if (null == sgemm || sgemm.isNull())
+        {
+            throw new IllegalStateException("cblas_sgemm is not loaded (OpenBLAS)");
+        }
+        return sgemm.address();
+    }
+
     private static Path cacheDir()
     {
         try
