@@ -49,15 +49,22 @@ final class TrainCommand implements Callable<Integer>
     public Integer call() throws Exception
     {
         final long mainStart = System.nanoTime();
-        final double jvmStartS = ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
+        final double jvmStartS = uptimeS();
         // First of all: from here on SIGINT/SIGTERM only ask the run to stop, during start-up and the summary too.
         StopSignals.installForProcess();
         // The native libraries load (about a second) while the config is read and checked on this thread.
-        final Thread nativeLoad = new Thread(Natives::load, "ding4j-native-load");
+        final double[] nativeLoadS = new double[1];
+        final Thread nativeLoad = new Thread(() -> {
+            final long start = System.nanoTime();
+            Natives.load();
+            nativeLoadS[0] = (System.nanoTime() - start) / 1e9;
+        }, "ding4j-native-load");
         nativeLoad.setDaemon(true);
         nativeLoad.start();
         spec.commandLine().getOut().println("ding4j train: starting");
         spec.commandLine().getOut().flush();
+        final double firstLineS = uptimeS();
+        final long configStart = System.nanoTime();
         Config user = null == config ? Config.empty() : ConfigFiles.load(config);
         user = ConfigFiles.override(user, overrides);
         if (null != seed)
@@ -67,13 +74,14 @@ final class TrainCommand implements Callable<Integer>
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
         final DqnPipeline pipeline = new DqnPipeline(user, dist);
-        final long nativeStart = System.nanoTime();
+        final double configS = (System.nanoTime() - configStart) / 1e9;
+        final long waitStart = System.nanoTime();
         nativeLoad.join();
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
-        final double nativeLoadS = (System.nanoTime() - nativeStart) / 1e9;
+        final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
         out.printf("ding4j train: %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
@@ -85,7 +93,11 @@ final class TrainCommand implements Callable<Integer>
         final boolean reports = 0 == dist.rank();
         final Map<String, Object> startup = new LinkedHashMap<>();
         startup.put("jvm_start_s", jvmStartS);
-        startup.put("native_load_s", nativeLoadS);
+        startup.put("first_line_s", firstLineS);
+        startup.put("config_s", configS);
+        startup.put("native_load_s", nativeLoadS[0]);
+        startup.put("native_wait_s", nativeWaitS);
+        startup.put("class_data_archive", classDataArchive());
         final DqnPipeline.Summary summary = pipeline.run(p -> {
             if (!reports)
             {
@@ -112,9 +124,10 @@ final class TrainCommand implements Callable<Integer>
             summary.interrupted() ? "interrupted" : summary.solved() ? "solved" : "not solved", summary.envSteps(),
             summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue());
-        out.printf("time: JVM start %.2f s, native load %.2f s, warm-up %.2f s, setup %.2f s, training %.2f s "
-            + "(%.0f updates/s); CLI total %.2f s%n", jvmStartS, nativeLoadS, summary.warmupS(), summary.setupS(),
-            summary.wallS(), summary.updatesPerS(), (System.nanoTime() - mainStart) / 1e9);
+        out.printf("time: JVM start %.2f s, config %.2f s, native load %.2f s (%.2f s waited), warm-up %.2f s, setup "
+            + "%.2f s, training %.2f s (%.0f updates/s); CLI total %.2f s%n", jvmStartS, configS, nativeLoadS[0],
+            nativeWaitS, summary.warmupS(), summary.setupS(), summary.wallS(), summary.updatesPerS(),
+            (System.nanoTime() - mainStart) / 1e9);
         if (!reports)
         {
             out.flush();
@@ -125,5 +138,27 @@ final class TrainCommand implements Callable<Integer>
             Path.of(cfg.getString("exp_name"), "summary.json"));
         out.flush();
         return 0;
+    }
+
+    private static double uptimeS()
+    {
+        return ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
+    }
+
+    /** The class-data archive the launcher gave this JVM: {@code map PATH}, {@code write PATH} or {@code none}. */
+    private static String classDataArchive()
+    {
+        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
+        {
+            if (arg.startsWith("-XX:SharedArchiveFile="))
+            {
+                return "map " + arg.substring(arg.indexOf('=') + 1);
+            }
+            if (arg.startsWith("-XX:ArchiveClassesAtExit="))
+            {
+                return "write " + arg.substring(arg.indexOf('=') + 1);
+            }
+        }
+        return "none";
     }
 }

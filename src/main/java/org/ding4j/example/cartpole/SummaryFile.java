@@ -1,6 +1,7 @@
 package org.ding4j.example.cartpole;
 
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -34,6 +35,8 @@ final class SummaryFile
         json.put("mode", summary.mode());
         json.put("seed", summary.seed());
         json.put("startup", startup);
+        // The JVM's age when the summary is written: the process wall time but for writing this file and exiting.
+        json.put("process_uptime_s", ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
         json.putAll(summary.paths());
         AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(json));
     }
