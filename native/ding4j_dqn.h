@@ -1,4 +1,5 @@
-// ding4j fused updates for MLP-family networks (a DQN Q-network's, a supervised MLP's): the whole update of DqnPolicy (three forwards, the double-DQN
+// ding4j fused updates for MLP-family networks (a DQN Q-network's, a supervised MLP's; ReLU or Tanh between the
+// Linear layers): the whole update of DqnPolicy (three forwards, the double-DQN
 // target, MSE or Huber loss with importance weights, backward) in one native call over the flat parameter and
 // gradient buffers that libtorch's modules view, with every matrix product done by the cblas_sgemm of the OpenBLAS
 // that the presets load (its address comes from Java: Loader.addressof). libtorch runs the same arithmetic one
@@ -17,6 +18,8 @@ namespace ding4j {
 namespace dqn_detail {
 
 enum { ROW_MAJOR = 101, NO_TRANS = 111, TRANS = 112 };
+/** The hidden activation, as Java's org.ding4j.torch.Activation ordinals. */
+enum { RELU = 0, TANH = 1 };
 typedef void (*sgemm_t)(int, int, int, int, int, int, float, const float*, int, const float*, int, float, float*,
     int);
 
@@ -32,7 +35,9 @@ struct Net {
     sgemm_t sgemm;
     int batch;
     int actions;
+    int activation;
     bool dueling;
+    bool huber;
     std::vector<Linear> encoder;
     Linear a1, a2, v1, v2;
     // Workspace, sized once: activations of the online forward on obs, their gradients, scratch for the two next
@@ -45,14 +50,38 @@ struct Net {
 };
 
 inline void linear(const Net& n, const Linear& l, const float* params, const float* x, float* y, int rows,
-    bool relu) {
+    bool activate) {
     n.sgemm(ROW_MAJOR, NO_TRANS, TRANS, rows, l.out, l.in, 1.0f, x, l.in, params + l.w, l.in, 0.0f, y, l.out);
     const float* b = params + l.b;
+    // One loop per case, so that the compiler vectorises each.
     for (int i = 0; i < rows; i++) {
         float* yi = y + (int64_t)i * l.out;
-        for (int j = 0; j < l.out; j++) {
-            const float v = yi[j] + b[j];
-            yi[j] = relu && v < 0.0f ? 0.0f : v;
+        if (!activate) {
+            for (int j = 0; j < l.out; j++) {
+                yi[j] += b[j];
+            }
+        } else if (RELU == n.activation) {
+            for (int j = 0; j < l.out; j++) {
+                const float v = yi[j] + b[j];
+                yi[j] = v < 0.0f ? 0.0f : v;
+            }
+        } else {
+            for (int j = 0; j < l.out; j++) {
+                yi[j] = std::tanh(yi[j] + b[j]);
+            }
+        }
+    }
+}
+
+/** dX *= f'(at the saved activation y): ReLU passes where y > 0, Tanh scales by 1 - y^2. */
+inline void activation_backward(const Net& n, float* dx, const float* y, const int64_t count) {
+    if (RELU == n.activation) {
+        for (int64_t i = 0; i < count; i++) {
+            dx[i] = y[i] <= 0.0f ? 0.0f : dx[i];
+        }
+    } else {
+        for (int64_t i = 0; i < count; i++) {
+            dx[i] *= 1.0f - y[i] * y[i];
         }
     }
 }
@@ -87,9 +116,12 @@ inline void forward(const Net& n, const float* params, const float* obs, int row
     }
 }
 
-/** Backward through one layer: dW = dY^T X, db = sum dY, and (if dx) dX = dY W, masked by the input's ReLU. */
+/**
+ * Backward through one layer: dW = dY^T X, db = sum dY, and (if dx) dX = dY W, through the activation that produced
+ * x when activated_x is given (x itself: the saved activation).
+ */
 inline void linear_backward(const Net& n, const Linear& l, const float* params, float* grads, const float* x,
-    const float* dy, float* dx, const float* relu_of_x, int rows) {
+    const float* dy, float* dx, const float* activated_x, int rows) {
     n.sgemm(ROW_MAJOR, TRANS, NO_TRANS, l.out, l.in, rows, 1.0f, dy, l.out, x, l.in, 0.0f, grads + l.w, l.in);
     float* db = grads + l.b;
     for (int j = 0; j < l.out; j++) {
@@ -104,13 +136,8 @@ inline void linear_backward(const Net& n, const Linear& l, const float* params, 
         return;
     }
     n.sgemm(ROW_MAJOR, NO_TRANS, NO_TRANS, rows, l.in, l.out, 1.0f, dy, l.out, params + l.w, l.in, 0.0f, dx, l.in);
-    if (nullptr != relu_of_x) {
-        const int64_t count = (int64_t)rows * l.in;
-        for (int64_t i = 0; i < count; i++) {
-            if (relu_of_x[i] <= 0.0f) {
-                dx[i] = 0.0f;
-            }
-        }
+    if (nullptr != activated_x) {
+        activation_backward(n, dx, activated_x, (int64_t)rows * l.in);
     }
 }
 
@@ -123,7 +150,8 @@ inline Net* new_net(const int64_t sgemm_address) {
 }  // namespace dqn_detail
 
 /**
- * Builds a fused DQN update. dims: [encoder layers L, obs, hidden_1..hidden_L, actions, dueling (0/1), batch];
+ * Builds a fused DQN update. dims: [encoder layers L, obs, hidden_1..hidden_L, actions, dueling (0/1), batch,
+ * activation (RELU or TANH)];
  * offsets (floats into the flat buffer): weight and bias of each encoder layer, then head A (or Q) first and
  * second layer, then, when dueling, head V first and second layer. Returns a handle for dqn_update / dqn_free.
  */
@@ -144,6 +172,7 @@ inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_addres
     n->actions = (int)dims[2 + layers];
     n->dueling = 0 != dims[3 + layers];
     n->batch = (int)dims[4 + layers];
+    n->activation = (int)dims[5 + layers];
     const int h = in;
     n->a1 = Linear{h, h, offsets[o], offsets[o + 1]};
     n->a2 = Linear{h, n->actions, offsets[o + 2], offsets[o + 3]};
@@ -299,9 +328,11 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
 }
 
 /**
- * A supervised MLP step's forward and backward (Linear layers, ReLU between them, none after the last; MSE over
- * all outputs, as torch::mse_loss): dims [layers L, width_0 .. width_L, batch], offsets weight and bias of each
- * layer. Returns a handle for mlp_step / dqn_free (the same structure holds it).
+ * A supervised MLP step's forward and backward (Linear layers, the activation between them, none after the last;
+ * the mean over all outputs of the squared error, as torch::mse_loss, or of Huber's loss with delta 1, as
+ * torch::huber_loss, each sample's terms optionally weighted): dims [layers L, width_0 .. width_L, batch, activation,
+ * huber (0/1)], offsets weight and bias of each layer. Returns a handle for mlp_step / dqn_free (the same structure
+ * holds it).
  */
 inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
     using namespace dqn_detail;
@@ -310,6 +341,8 @@ inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_addres
     Net* n = new_net(sgemm_address);
     const int layers = (int)dims[0];
     n->batch = (int)dims[2 + layers];
+    n->activation = (int)dims[3 + layers];
+    n->huber = 0 != dims[4 + layers];
     int widest = 1;
     for (int l = 0; l < layers; l++) {
         const int in = (int)dims[1 + l];
@@ -324,9 +357,12 @@ inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_addres
     return reinterpret_cast<int64_t>(n);
 }
 
-/** One step's forward and backward: gradients written into grads, the loss into stats[0]. */
+/**
+ * One step's forward and backward: gradients written into grads, the loss into stats[0]. weight_address: one
+ * float per sample multiplying its terms, or 0 for none.
+ */
 inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
-    const int64_t x_address, const int64_t y_address, const int64_t stats_address) {
+    const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address) {
     using namespace dqn_detail;
     Net& n = *reinterpret_cast<Net*>(handle);
     const float* params = reinterpret_cast<const float*>(params_address);
@@ -342,13 +378,26 @@ inline void mlp_step(const int64_t handle, const int64_t params_address, const i
     }
     const int out = n.encoder.back().out;
     const int64_t count = (int64_t)b * out;
-    const float scale = 2.0f / (float)count;
+    const float inv_count = 1.0f / (float)count;
+    const float* weight = reinterpret_cast<const float*>(weight_address);
     double loss = 0.0;
     const float* prediction = n.enc.back().data();
-    for (int64_t i = 0; i < count; i++) {
-        const float d = prediction[i] - y[i];
-        loss += (double)(d * d);
-        n.gh[i] = scale * d;
+    for (int i = 0; i < b; i++) {
+        const float w = nullptr == weight ? 1.0f : weight[i];
+        float row = 0.0f;
+        for (int j = 0; j < out; j++) {
+            const int64_t k = (int64_t)i * out + j;
+            const float d = prediction[k] - y[k];
+            if (n.huber) {
+                const float ad = std::fabs(d);
+                row += ad <= 1.0f ? 0.5f * d * d : ad - 0.5f;
+                n.gh[k] = w * inv_count * (ad <= 1.0f ? d : (d > 0.0f ? 1.0f : -1.0f));
+            } else {
+                row += d * d;
+                n.gh[k] = w * inv_count * 2.0f * d;
+            }
+        }
+        loss += (double)(w * row);
     }
     reinterpret_cast<double*>(stats_address)[0] = loss / (double)count;
     for (int l = layers - 1; l >= 0; l--) {

@@ -14,6 +14,7 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.example.cartpole.CartPole;
 import org.ding4j.example.cartpole.DqnPipeline;
 import org.ding4j.example.cartpole.Evaluator;
+import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Threads;
@@ -59,12 +60,13 @@ final class EvalCommand implements Callable<Integer>
             throw new IllegalArgumentException("--episodes: expected a positive integer, got " + episodes);
         }
         final Config user = ConfigFiles.override(null == config ? Config.empty() : ConfigFiles.load(config), overrides);
-        final Config cfg = new DqnPipeline(user).config();
+        final DqnPipeline pipeline = new DqnPipeline(user);
+        final Config cfg = pipeline.config();
+        final DqnPolicy.Settings shape = pipeline.policySettings();
         Threads.configure();
-        final List<Object> widths = cfg.getList("policy.model.encoder_hidden_size_list");
-        final long[] hidden = widths.stream().mapToLong(w -> ((Number)w).longValue()).toArray();
         try (PointerScope scope = new PointerScope();
-            QNetwork net = new QNetwork(CartPole.OBS, CartPole.ACTIONS, hidden, cfg.getBoolean("policy.model.dueling"));
+            QNetwork net = new QNetwork(shape.obs(), shape.actions(), shape.hidden(), shape.dueling(),
+                shape.activation());
             FlatParameters params = FlatParameters.of(net.module());
             Evaluator evaluator = new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"),
                 cfg.getInt("env.max_episode_steps"), seed), episodes, seed, false))

@@ -15,7 +15,8 @@ import org.bytedeco.pytorch.global.torch;
  * step stay as they are; the caller runs them. libtorch's autograd is the general path and the reference this is
  * tested against.
  * <p>
- * The network: {@code L} encoder layers {@code Linear + ReLU}, then a head of {@code Linear(h, h) + ReLU} and
+ * The network: {@code L} encoder layers {@code Linear} + activation (ReLU or Tanh), then a head of
+ * {@code Linear(h, h)} + activation and
  * {@code Linear(h, actions)}, and, when dueling, a second such head to one value with {@code Q = V + A - mean(A)}.
  * Its parameters are named by offsets into the flat buffer (the caller knows the module's layout), checked here.
  * Tensors are bound once ({@link #bind}) and their addresses kept, so an update allocates nothing. Not thread-safe.
@@ -63,16 +64,19 @@ public final class FusedDqnUpdate implements AutoCloseable
      * @param obs     observation width
      * @param actions number of actions
      * @param dueling whether the head is dueling
+     * @param activation the activation after each hidden Linear layer
      * @param batch   samples per update
      * @param offsets float offsets of weight and bias of each layer: encoder layers, head A first and second, and
      *                when dueling head V first and second
      * @throws IllegalArgumentException naming what does not fit (group, dtype, device, a layer outside the buffer)
      */
     public FusedDqnUpdate(final FlatParameters online, final FlatParameters target, final long[] hidden,
-        final int obs, final int actions, final boolean dueling, final int batch, final long[] offsets)
+        final int obs, final int actions, final boolean dueling, final Activation activation, final int batch,
+        final long[] offsets)
     {
         Objects.requireNonNull(online, "online");
         Objects.requireNonNull(target, "target");
+        Objects.requireNonNull(activation, "activation");
         if (hidden.length < 1 || obs < 1 || actions < 1 || batch < 1)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: expected hidden widths, obs, actions and batch >= 1");
@@ -99,13 +103,14 @@ public final class FusedDqnUpdate implements AutoCloseable
         this.grads = online.group(0).grads().data_ptr().address();
         this.target = targetValues.data_ptr().address();
         this.stats = natives.own(new DoublePointer(3));
-        final long[] dims = new long[hidden.length + 5];
+        final long[] dims = new long[hidden.length + 6];
         dims[0] = hidden.length;
         dims[1] = obs;
         System.arraycopy(hidden, 0, dims, 2, hidden.length);
         dims[2 + hidden.length] = actions;
         dims[3 + hidden.length] = dueling ? 1 : 0;
         dims[4 + hidden.length] = batch;
+        dims[5 + hidden.length] = activation.ordinal();
         try (org.bytedeco.javacpp.LongPointer d = new org.bytedeco.javacpp.LongPointer(dims);
             org.bytedeco.javacpp.LongPointer o = new org.bytedeco.javacpp.LongPointer(offsets))
         {

@@ -8,11 +8,11 @@ import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 
 /**
- * A supervised step of an {@link Mlp} (Linear layers, ReLU between them) in one native call
- * ({@code native/ding4j_dqn.h}'s {@code mlp_step}): forward with saved activations, MSE over all outputs (as
- * {@code torch::mse_loss}), backward into the flat gradient buffer, every product through OpenBLAS's
- * {@code cblas_sgemm}; the caller then runs its optimizer's step as usual. For a fixed batch size (the workspace is
- * sized once). Not thread-safe.
+ * A supervised step of an {@link Mlp} (Linear layers, ReLU or Tanh between them) in one native call
+ * ({@code native/ding4j_dqn.h}'s {@code mlp_step}): forward with saved activations, the {@link RegressionLoss} (MSE
+ * or Huber) over all outputs with optional per-sample weights, backward into the flat gradient buffer, every
+ * product through OpenBLAS's {@code cblas_sgemm}; the caller then runs its optimizer's step as usual. For a fixed
+ * batch size (the workspace is sized once). Not thread-safe.
  */
 public final class FusedMlpStep implements AutoCloseable
 {
@@ -24,20 +24,24 @@ public final class FusedMlpStep implements AutoCloseable
     private final DoublePointer stats;
     private long handle;
 
-    /** A step's input and target tensors, checked once and held by address. */
+    /** A step's input, target and weight tensors, checked once and held by address. */
     public static final class Batch
     {
         private final long x;
         private final long y;
+        private final long weight;
 
-        private Batch(final long x, final long y)
+        private Batch(final long x, final long y, final long weight)
         {
             this.x = x;
             this.y = y;
+            this.weight = weight;
         }
     }
 
     /**
+     * A step with the squared error.
+     *
      * @param mlp    the model
      * @param params its flat parameters (one float32 CPU group)
      * @param batch  samples per step
@@ -45,7 +49,20 @@ public final class FusedMlpStep implements AutoCloseable
      */
     public FusedMlpStep(final Mlp mlp, final FlatParameters params, final int batch)
     {
+        this(mlp, params, batch, RegressionLoss.MSE);
+    }
+
+    /**
+     * @param mlp    the model
+     * @param params its flat parameters (one float32 CPU group)
+     * @param batch  samples per step
+     * @param loss   the loss
+     * @throws IllegalArgumentException if the parameters are not the MLP's layout, or not float32 on the CPU
+     */
+    public FusedMlpStep(final Mlp mlp, final FlatParameters params, final int batch, final RegressionLoss loss)
+    {
         Objects.requireNonNull(mlp, "mlp");
+        Objects.requireNonNull(loss, "loss");
         if (batch < 1)
         {
             throw new IllegalArgumentException("FusedMlpStep: expected batch >= 1, got " + batch);
@@ -70,10 +87,12 @@ public final class FusedMlpStep implements AutoCloseable
                 offsets[2 * l + k] = params.offset(index);
             }
         }
-        final long[] dims = new long[layers + 3];
+        final long[] dims = new long[layers + 5];
         dims[0] = layers;
         System.arraycopy(sizes, 0, dims, 1, sizes.length);
         dims[layers + 2] = batch;
+        dims[layers + 3] = mlp.activation().ordinal();
+        dims[layers + 4] = loss.ordinal();
         this.params = values.data_ptr().address();
         this.grads = params.group(0).grads().data_ptr().address();
         this.stats = natives.own(new DoublePointer(1));
@@ -91,23 +110,41 @@ public final class FusedMlpStep implements AutoCloseable
      */
     public Batch bind(final Tensor x, final Tensor y)
     {
-        check(x, "inputs", sizes[0]);
-        check(y, "targets", sizes[sizes.length - 1]);
-        return new Batch(x.data_ptr().address(), y.data_ptr().address());
+        return bind(x, y, null);
     }
 
+    /**
+     * @param x      inputs, contiguous CPU float32 [batch, in]
+     * @param y      targets, contiguous CPU float32 [batch, out]
+     * @param weight per-sample weights, contiguous CPU float32 [batch], or null for none
+     * @return the binding, for {@link #step}
+     * @throws IllegalArgumentException naming the tensor that does not fit
+     */
+    public Batch bind(final Tensor x, final Tensor y, final Tensor weight)
+    {
+        check(x, "inputs", sizes[0]);
+        check(y, "targets", sizes[sizes.length - 1]);
+        if (null != weight)
+        {
+            check(weight, "weights", 0);
+        }
+        return new Batch(x.data_ptr().address(), y.data_ptr().address(),
+            null == weight ? 0 : weight.data_ptr().address());
+    }
+
+    /** width 0: a vector of the batch size. */
     private void check(final Tensor t, final String name, final long width)
     {
-        if (t.isNull() || t.is_cuda() || !t.is_contiguous() || 2 != t.dim() || t.size(0) != batch
-            || t.size(1) != width || !Checks.isFloat32(t))
+        if (t.isNull() || t.is_cuda() || !t.is_contiguous() || (0 == width ? 1 != t.dim()
+            : 2 != t.dim() || t.size(1) != width) || t.size(0) != batch || !Checks.isFloat32(t))
         {
             throw new IllegalArgumentException("FusedMlpStep: " + name + " must be a contiguous CPU float32 tensor of ["
-                + batch + ", " + width + "]");
+                + batch + (0 == width ? "" : ", " + width) + "]");
         }
     }
 
     /**
-     * Forward, MSE and backward: the gradients are in the flat gradient buffer afterwards.
+     * Forward, loss and backward: the gradients are in the flat gradient buffer afterwards.
      *
      * @param b the bound batch
      * @return the loss
@@ -118,7 +155,7 @@ public final class FusedMlpStep implements AutoCloseable
         {
             throw new IllegalStateException("FusedMlpStep is closed");
         }
-        NativeKernels.mlp_step(handle, params, grads, b.x, b.y, stats.address());
+        NativeKernels.mlp_step(handle, params, grads, b.x, b.y, b.weight, stats.address());
         return stats.get(0);
     }
 

@@ -8,10 +8,10 @@ import java.util.Objects;
 import org.bytedeco.pytorch.LinearImpl;
 import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
- * A multi-layer perceptron as a libtorch module: {@code Linear, ReLU, ..., Linear}, laid out and named like
+ * A multi-layer perceptron as a libtorch module: {@code Linear, ReLU, ..., Linear} (or Tanh between the layers,
+ * {@link Activation}), laid out and named like
  * PyTorch's {@code nn.Sequential} of the same layers ({@code 0.weight}, {@code 0.bias}, {@code 2.weight}, ...),
  * so its state dict lines up with a Python model's. Initialised by libtorch's {@code Linear} defaults from the
  * global generator: {@code torch.manual_seed(s)} before construction makes it reproducible.
@@ -23,8 +23,9 @@ public final class Mlp implements AutoCloseable
     private final Owned<Module> module;
     private final LinearImpl[] layers;
     private final long[] sizes;
+    private final Activation activation;
 
-    private Mlp(final long[] sizes)
+    private Mlp(final Activation activation, final long[] sizes)
     {
         final Module root = new Module("Mlp");
         this.layers = new LinearImpl[sizes.length - 1];
@@ -35,6 +36,7 @@ public final class Mlp implements AutoCloseable
         }
         this.module = Owned.own("Mlp" + Arrays.toString(sizes), root);
         this.sizes = sizes;
+        this.activation = activation;
     }
 
     /**
@@ -46,6 +48,20 @@ public final class Mlp implements AutoCloseable
      */
     public static Mlp of(final long... sizes)
     {
+        return of(Activation.RELU, sizes);
+    }
+
+    /**
+     * Builds an MLP with the given activation between its layers.
+     *
+     * @param activation ReLU or Tanh
+     * @param sizes      input width, hidden widths, output width (at least two)
+     * @return the module owner
+     * @throws IllegalArgumentException if fewer than two sizes are given or one is not positive
+     */
+    public static Mlp of(final Activation activation, final long... sizes)
+    {
+        Objects.requireNonNull(activation, "activation");
         Objects.requireNonNull(sizes, "sizes");
         if (sizes.length < 2)
         {
@@ -59,7 +75,7 @@ public final class Mlp implements AutoCloseable
                 throw new IllegalArgumentException("sizes: expected positive widths, got " + Arrays.toString(sizes));
             }
         }
-        return new Mlp(sizes.clone());
+        return new Mlp(activation, sizes.clone());
     }
 
     /**
@@ -78,7 +94,7 @@ public final class Mlp implements AutoCloseable
             x = layers[i].forward(x);
             if (i < layers.length - 1)
             {
-                x = torch.relu(x);
+                x = activation.apply(x);
             }
         }
         return x;
@@ -88,6 +104,12 @@ public final class Mlp implements AutoCloseable
     public Module module()
     {
         return module.get();
+    }
+
+    /** @return the activation between the layers */
+    public Activation activation()
+    {
+        return activation;
     }
 
     /** @return a copy of the layer widths */

@@ -4,10 +4,10 @@ import java.util.Objects;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
- * A whole supervised update of an {@link Mlp}: zero the flat gradients, forward, MSE loss, backward, one fused
+ * A whole supervised update of an {@link Mlp}: zero the flat gradients, forward, loss (MSE or Huber, optionally
+ * weighted per sample: {@link RegressionLoss}), backward, one fused
  * optimizer step. It is the smallest real training loop on the native core: the smoke run, the leak test and the
  * update benchmarks all drive it.
  * <p>
@@ -20,6 +20,7 @@ public final class MlpRegressor implements AutoCloseable
     private final Mlp mlp;
     private final FlatParameters params;
     private final FusedOptimizer<?> optimizer;
+    private final RegressionLoss loss;
     private FusedMlpStep fused;
 
     /**
@@ -31,7 +32,21 @@ public final class MlpRegressor implements AutoCloseable
      */
     public MlpRegressor(final Mlp mlp, final AdamConfig adam, final double maxGradNorm)
     {
+        this(mlp, adam, maxGradNorm, RegressionLoss.MSE);
+    }
+
+    /**
+     * Takes ownership of a module and builds its flat parameters and optimizer.
+     *
+     * @param mlp         the model; closed with this regressor
+     * @param adam        Adam/AdamW hyper-parameters
+     * @param maxGradNorm gradient clipping limit, 0 for none
+     * @param loss        the loss
+     */
+    public MlpRegressor(final Mlp mlp, final AdamConfig adam, final double maxGradNorm, final RegressionLoss loss)
+    {
         this.mlp = Objects.requireNonNull(mlp, "mlp");
+        this.loss = Objects.requireNonNull(loss, "loss");
         this.params = FlatParameters.of(mlp.module());
         this.optimizer = new FusedAdam(params, adam, maxGradNorm);
     }
@@ -45,19 +60,32 @@ public final class MlpRegressor implements AutoCloseable
      */
     public double step(final Tensor inputs, final Tensor targets)
     {
+        return step(inputs, targets, null);
+    }
+
+    /**
+     * One update on a batch with per-sample weights.
+     *
+     * @param inputs  [batch, in]
+     * @param targets [batch, out]
+     * @param weights [batch], or null for none
+     * @return the loss before the update
+     */
+    public double step(final Tensor inputs, final Tensor targets, final Tensor weights)
+    {
         if (null != fused)
         {
-            final double loss = fused.step(fused.bind(inputs, targets));
+            final double value = fused.step(fused.bind(inputs, targets, weights));
             optimizer.step();
-            return loss;
+            return value;
         }
         try (PointerScope scope = new PointerScope())
         {
             params.zeroGrad();
-            final Tensor loss = torch.mse_loss(mlp.forward(inputs), targets);
-            loss.backward();
+            final Tensor value = loss.of(mlp.forward(inputs), targets, weights);
+            value.backward();
             optimizer.step();
-            return loss.item_double();
+            return value.item_double();
         }
     }
 
@@ -81,7 +109,7 @@ public final class MlpRegressor implements AutoCloseable
         }
         if (batch > 0)
         {
-            fused = new FusedMlpStep(mlp, params, batch);
+            fused = new FusedMlpStep(mlp, params, batch, loss);
         }
     }
 

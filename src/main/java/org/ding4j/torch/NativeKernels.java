@@ -42,7 +42,7 @@ final class NativeKernels
 
     static native long mlp_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
 
-    static native void mlp_step(long handle, long params, long grads, long x, long y, long stats);
+    static native void mlp_step(long handle, long params, long grads, long x, long y, long weight, long stats);
 
     static native long malloc_in_use_bytes();
 

@@ -19,6 +19,7 @@ import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
+import org.ding4j.torch.Activation;
 
 /**
  * DQN on CartPole end to end, as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
@@ -63,6 +64,7 @@ public final class DqnPipeline
         .rule("policy.model.action_shape", v -> Long.valueOf(CartPole.ACTIONS).equals(v) ? null
             : "expected " + CartPole.ACTIONS + " (CartPole's actions)")
         .rule("policy.model.encoder_hidden_size_list", DqnPipeline::positiveWidths)
+        .rule("policy.model.activation", v -> "relu".equals(v) || "tanh".equals(v) ? null : "expected relu or tanh")
         .rule("policy.nstep", ValueRule.integerIn(1, MAX_NSTEP))
         .rule("policy.discount_factor", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
             ? null : "expected a number in [0, 1]")
@@ -189,6 +191,12 @@ public final class DqnPipeline
         return cfg;
     }
 
+    /** @return the policy's settings from the checked config's {@code policy.*} (net shape, activation, loss) */
+    public DqnPolicy.Settings policySettings()
+    {
+        return policySettings(cfg);
+    }
+
     /** The policy's settings from {@code policy.*}. */
     static DqnPolicy.Settings policySettings(final Config cfg)
     {
@@ -202,7 +210,8 @@ public final class DqnPipeline
             hidden, cfg.getBoolean("policy.model.dueling"), cfg.getInt("policy.learn.batch_size"),
             cfg.getDouble("policy.learn.learning_rate"), cfg.getInt("policy.learn.target_update_freq"),
             cfg.getDouble("policy.learn.target_theta"), "huber".equals(cfg.getString("policy.learn.loss")),
-            cfg.getDouble("policy.learn.grad_clip"));
+            cfg.getDouble("policy.learn.grad_clip"), Activation.parse("policy.model.activation",
+            cfg.getString("policy.model.activation")));
     }
 
     /**

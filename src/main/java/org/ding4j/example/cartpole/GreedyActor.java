@@ -57,8 +57,8 @@ final class GreedyActor implements AutoCloseable
         {
             fused.close();
         }
-        fused = new FusedDqnUpdate(params, params, hidden, CartPole.OBS, CartPole.ACTIONS, dueling, envs.size(),
-            DqnPolicy.layerOffsets(params, hidden, dueling));
+        fused = new FusedDqnUpdate(params, params, hidden, CartPole.OBS, CartPole.ACTIONS, dueling, net.activation(),
+            envs.size(), DqnPolicy.layerOffsets(params, hidden, dueling));
         binding = fused.bindForward(params, input, output);
         fusedNet = net;
     }

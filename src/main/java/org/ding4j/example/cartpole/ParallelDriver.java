@@ -61,7 +61,8 @@ final class ParallelDriver implements AutoCloseable
         this.maxTrainIter = run.config().getLong("pipeline.max_train_iter");
         this.prioritized = run.config().getBoolean("policy.other.replay_buffer.priority");
         final DqnPolicy.Settings settings = policy.settings();
-        actorNet = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
+        actorNet = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling(),
+            settings.activation());
         actorParams = FlatParameters.of(actorNet.module());
         if (policy.fusedUpdate())
         {

@@ -15,6 +15,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
+import org.ding4j.torch.Activation;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
@@ -59,14 +60,38 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
      * @param targetTheta      momentum of the soft target update, 0 for assignment
      * @param huber            Huber loss instead of squared error
      * @param gradClip         maximum gradient norm, 0 for none
+     * @param activation       the activation after each hidden Linear layer
      */
     public record Settings(int obs, int actions, long[] hidden, boolean dueling, int batchSize, double lr,
-        int targetUpdateFreq, double targetTheta, boolean huber, double gradClip)
+        int targetUpdateFreq, double targetTheta, boolean huber, double gradClip, Activation activation)
     {
+        /**
+         * The settings with ReLU, DI-engine's default activation.
+         *
+         * @param obs              observation width
+         * @param actions          number of actions
+         * @param hidden           encoder widths
+         * @param dueling          dueling head
+         * @param batchSize        samples per update
+         * @param lr               Adam learning rate
+         * @param targetUpdateFreq updates between target assignments (used when {@code targetTheta == 0})
+         * @param targetTheta      momentum of the soft target update, 0 for assignment
+         * @param huber            Huber loss instead of squared error
+         * @param gradClip         maximum gradient norm, 0 for none
+         */
+        public Settings(final int obs, final int actions, final long[] hidden, final boolean dueling,
+            final int batchSize, final double lr, final int targetUpdateFreq, final double targetTheta,
+            final boolean huber, final double gradClip)
+        {
+            this(obs, actions, hidden, dueling, batchSize, lr, targetUpdateFreq, targetTheta, huber, gradClip,
+                Activation.RELU);
+        }
+
         /** Checks the values; a wrong one is named with the rule it breaks. */
         public Settings
         {
             Objects.requireNonNull(hidden, "hidden");
+            Objects.requireNonNull(activation, "activation");
             hidden = hidden.clone();
             if (batchSize < 1 || targetUpdateFreq < 1 || !(lr > 0) || !(targetTheta >= 0 && targetTheta <= 1)
                 || !(gradClip >= 0))
@@ -119,8 +144,10 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     public DqnPolicy(final Settings settings)
     {
         this.settings = Objects.requireNonNull(settings, "settings");
-        online = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
-        target = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling());
+        online = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling(),
+            settings.activation());
+        target = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling(),
+            settings.activation());
         params = FlatParameters.of(online.module());
         targetParams = FlatParameters.of(target.module());
         syncTarget();
@@ -270,7 +297,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         if (enable)
         {
             fused = new FusedDqnUpdate(params, targetParams, settings.hidden(), settings.obs(), settings.actions(),
-                settings.dueling(), settings.batchSize(), layerOffsets());
+                settings.dueling(), settings.activation(), settings.batchSize(), layerOffsets());
         }
     }
 

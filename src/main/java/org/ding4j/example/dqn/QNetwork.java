@@ -8,15 +8,16 @@ import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarTypeOptional;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
+import org.ding4j.torch.Activation;
 import org.ding4j.torch.NativeOwner;
 
 /**
- * DI-engine's DQN model as a libtorch module: an {@code FCEncoder} ({@code Linear + ReLU} per hidden width) and a
+ * DI-engine's DQN model as a libtorch module: an {@code FCEncoder} ({@code Linear} + activation per hidden width;
+ * ReLU, DI-engine's default, or Tanh) and a
  * plain or dueling head, with DI-engine's parameter names ({@code encoder.main.0.weight}, ...,
  * {@code head.A.0.0.weight}, {@code head.A.1.weight}, {@code head.V.0.0.weight}, {@code head.V.1.weight} for the
  * dueling head, {@code head.Q.0.0.weight} / {@code head.Q.1.weight} for the plain one). The dueling head computes
- * {@code Q = V + A - mean(A)}; each branch is {@code Linear(h, h) + ReLU} then a linear output, as DI-engine's
+ * {@code Q = V + A - mean(A)}; each branch is {@code Linear(h, h)} + activation then a linear output, as DI-engine's
  * {@code DuelingHead(layer_num=1)}. Initialised by libtorch's {@code Linear} defaults from the global generator.
  * <p>
  * Not thread-safe. The network owns its module and every Java peer of it; {@link #close()} frees them.
@@ -37,6 +38,7 @@ public final class QNetwork implements AutoCloseable
     private final LinearImpl firstV;
     private final LinearImpl outV;
     private final boolean dueling;
+    private final Activation activation;
     private final long[] hidden;
 
     /**
@@ -48,7 +50,22 @@ public final class QNetwork implements AutoCloseable
      */
     public QNetwork(final long obs, final long actions, final long[] hidden, final boolean dueling)
     {
+        this(obs, actions, hidden, dueling, Activation.RELU);
+    }
+
+    /**
+     * @param obs        observation width
+     * @param actions    number of discrete actions
+     * @param hidden     the encoder's hidden widths, e.g. {@code [128, 128, 64]}
+     * @param dueling    whether the head is dueling
+     * @param activation the activation after each hidden Linear layer
+     * @throws IllegalArgumentException if a width is not positive or no hidden width is given
+     */
+    public QNetwork(final long obs, final long actions, final long[] hidden, final boolean dueling,
+        final Activation activation)
+    {
         Objects.requireNonNull(hidden, "hidden");
+        this.activation = Objects.requireNonNull(activation, "activation");
         if (obs < 1 || actions < 1 || hidden.length < 1 || Arrays.stream(hidden).anyMatch(h -> h < 1))
         {
             throw new IllegalArgumentException("QNetwork: expected positive widths and at least one hidden layer, got"
@@ -105,16 +122,22 @@ public final class QNetwork implements AutoCloseable
         final LinearImpl[] encoder = this.encoder;
         for (int i = 0; i < encoder.length; i++)
         {
-            x = torch.relu(encoder[i].forward(x));
+            x = activation.apply(encoder[i].forward(x));
         }
-        final Tensor advantage = outA.forward(torch.relu(firstA.forward(x)));
+        final Tensor advantage = outA.forward(activation.apply(firstA.forward(x)));
         if (!dueling)
         {
             return advantage;
         }
-        final Tensor value = outV.forward(torch.relu(firstV.forward(x)));
+        final Tensor value = outV.forward(activation.apply(firstV.forward(x)));
         // Q = V + (A - mean_a A): sub's alpha form keeps it to three native calls.
         return value.add(advantage.sub(advantage.mean(ACTION_DIM, true, SAME_TYPE), ONE));
+    }
+
+    /** @return the activation after each hidden Linear layer */
+    public Activation activation()
+    {
+        return activation;
     }
 
     /** @return the libtorch module (owned here; do not close) */

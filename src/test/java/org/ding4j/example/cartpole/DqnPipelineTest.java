@@ -70,6 +70,7 @@ class DqnPipelineTest
             "policy.other.replay_buffer.replay_buffer_size: expected an integer in [1, ");
         expected.put("learner.dataloader.num_workers=100000",
             "learner.dataloader.num_workers: expected an integer in [0, 256], got 100000");
+        expected.put("policy.model.activation=gelu", "policy.model.activation: expected relu or tanh, got");
         expected.put("exp_name=/proc/self", "exp_name: expected a folder path without empty, '.' or '..' segments");
         expected.put("exp_name=run/../../up", "exp_name: expected a folder path without empty, '.' or '..' segments");
         expected.forEach((override, message) -> {

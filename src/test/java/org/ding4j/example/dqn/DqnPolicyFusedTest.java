@@ -8,6 +8,7 @@ import java.util.SplittableRandom;
 
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.policy.LogSink;
+import org.ding4j.torch.Activation;
 import org.ding4j.torch.Threads;
 import org.ding4j.torch.TorchTesting;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -79,15 +80,16 @@ class DqnPolicyFusedTest
     }
 
     @ParameterizedTest
-    @CsvSource({"8,true,false", "8,false,true", "16 8,true,true", "16 8,false,false", "32 32 16,true,false",
-        "32 32 16,false,true"})
+    @CsvSource({"8,true,false,RELU", "8,false,true,RELU", "16 8,true,true,RELU", "16 8,false,false,RELU",
+        "32 32 16,true,false,RELU", "32 32 16,false,true,RELU", "8,true,true,TANH", "16 8,false,false,TANH",
+        "32 32 16,true,false,TANH"})
     void fusedShouldMatchAutogradAfterOneAndTwoHundredUpdates(final String widths, final boolean dueling,
-        final boolean huber)
+        final boolean huber, final Activation activation)
     {
         Threads.configure();
         final long[] hidden = java.util.Arrays.stream(widths.split(" ")).mapToLong(Long::parseLong).toArray();
         final DqnPolicy.Settings settings = new DqnPolicy.Settings(OBS, ACTIONS, hidden, dueling, BATCH, 1e-3, 25,
-            0.0, huber, 0.0);
+            0.0, huber, 0.0, activation);
         torch.manual_seed(11);
         final DqnPolicy eager = new DqnPolicy(settings);
         torch.manual_seed(11);

@@ -1,0 +1,57 @@
+package org.ding4j.torch;
+
+import java.util.Locale;
+
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
+
+/**
+ * The activation between the Linear layers of an MLP-family network ({@link Mlp}, the DQN example's Q-network):
+ * what {@code nn.ReLU} and {@code nn.Tanh} are in a PyTorch model. The fused native paths support these two; the
+ * ordinal is the code {@code native/ding4j_dqn.h} reads, so the order is fixed.
+ */
+public enum Activation
+{
+    /** {@code max(x, 0)}; PyTorch's and DI-engine's default. */
+    RELU,
+    /** {@code tanh(x)}. */
+    TANH;
+
+    /**
+     * Applies the activation through libtorch (the autograd path).
+     *
+     * @param x the input
+     * @return a new tensor, in the caller's scope
+     */
+    public Tensor apply(final Tensor x)
+    {
+        return RELU == this ? torch.relu(x) : torch.tanh(x);
+    }
+
+    /**
+     * Reads a config value: {@code relu} or {@code tanh}, in any case.
+     *
+     * @param key   the config key, for the error
+     * @param value the value
+     * @return the activation
+     * @throws IllegalArgumentException naming the key, the value and the choices
+     */
+    public static Activation parse(final String key, final String value)
+    {
+        for (final Activation a : values())
+        {
+            if (a.name().equalsIgnoreCase(value))
+            {
+                return a;
+            }
+        }
+        throw new IllegalArgumentException(key + ": expected relu or tanh, got '" + value + "'");
+    }
+
+    /** @return the config spelling, {@code relu} or {@code tanh} */
+    @Override
+    public String toString()
+    {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}
