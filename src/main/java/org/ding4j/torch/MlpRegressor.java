@@ -22,6 +22,11 @@ public final class MlpRegressor implements AutoCloseable
     private final FusedOptimizer<?> optimizer;
     private final RegressionLoss loss;
     private FusedMlpStep fused;
+    /** The fused step's last binding and the tensors it was made for: the same tensors again reuse it. */
+    private FusedMlpStep.Batch binding;
+    private Tensor boundInputs;
+    private Tensor boundTargets;
+    private Tensor boundWeights;
 
     /**
      * Takes ownership of a module and builds its flat parameters and optimizer.
@@ -64,7 +69,9 @@ public final class MlpRegressor implements AutoCloseable
     }
 
     /**
-     * One update on a batch with per-sample weights.
+     * One update on a batch with per-sample weights. On the fused path the tensors are checked and bound when they
+     * are not the objects of the previous step, so a caller that refills the same tensors each step allocates
+     * nothing; such a tensor must keep its storage (no in-place {@code resize_} or {@code set_} while it is bound).
      *
      * @param inputs  [batch, in]
      * @param targets [batch, out]
@@ -75,7 +82,14 @@ public final class MlpRegressor implements AutoCloseable
     {
         if (null != fused)
         {
-            final double value = fused.step(fused.bind(inputs, targets, weights));
+            if (null == binding || inputs != boundInputs || targets != boundTargets || weights != boundWeights)
+            {
+                binding = fused.bind(inputs, targets, weights);
+                boundInputs = inputs;
+                boundTargets = targets;
+                boundWeights = weights;
+            }
+            final double value = fused.step(binding);
             optimizer.step();
             return value;
         }
@@ -107,6 +121,10 @@ public final class MlpRegressor implements AutoCloseable
             fused.close();
             fused = null;
         }
+        binding = null;
+        boundInputs = null;
+        boundTargets = null;
+        boundWeights = null;
         if (batch > 0)
         {
             fused = new FusedMlpStep(mlp, params, batch, loss);

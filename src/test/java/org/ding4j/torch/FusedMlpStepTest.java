@@ -71,6 +71,40 @@ class FusedMlpStepTest
     }
 
     @Test
+    void tensorsRefilledInPlaceAndNewTensorsShouldBothBeRead()
+    {
+        Threads.configure();
+        torch.manual_seed(5);
+        final MlpRegressor eager = new MlpRegressor(Mlp.of(4, 16, 2), AdamConfig.adam(1e-2), 0);
+        torch.manual_seed(5);
+        final MlpRegressor fused = new MlpRegressor(Mlp.of(4, 16, 2), AdamConfig.adam(1e-2), 0);
+        fused.fusedStep(8);
+        try (eager; fused; PointerScope scope = new PointerScope())
+        {
+            final Tensor x = torch.zeros(8, 4);
+            final Tensor y = torch.zeros(8, 2);
+            for (int step = 0; step < 6; step++)
+            {
+                // Steps 0-2 refill the bound tensors in place; steps 3-5 pass new ones each time.
+                Tensor xs = x;
+                Tensor ys = y;
+                if (step < 3)
+                {
+                    x.copy_(torch.randn(8, 4));
+                    y.copy_(torch.randn(8, 2));
+                }
+                else
+                {
+                    xs = torch.randn(8, 4);
+                    ys = torch.randn(8, 2);
+                }
+                final double a = eager.step(xs, ys);
+                assertEquals(a, fused.step(xs, ys), 1e-5 * Math.max(1, Math.abs(a)), "loss of step " + step);
+            }
+        }
+    }
+
+    @Test
     void aBatchOfAnotherShapeShouldBeRefused()
     {
         Threads.configure();
