@@ -170,11 +170,10 @@ final class LaunchCommand implements Callable<Integer>
         final List<String> args = new ArrayList<>();
         args.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         // The ranks run as this JVM does (module exports, heap, system properties, a class-data archive it maps),
-        // minus debugger agents and a class-data archive to write: N ranks would all write that one file.
+        // minus debugger agents.
         for (final String jvmArg : ManagementFactory.getRuntimeMXBean().getInputArguments())
         {
-            if (!jvmArg.startsWith("-agentlib:jdwp") && !jvmArg.startsWith("-javaagent")
-                && !jvmArg.startsWith("-XX:ArchiveClassesAtExit"))
+            if (!jvmArg.startsWith("-agentlib:jdwp") && !jvmArg.startsWith("-javaagent"))
             {
                 args.add(jvmArg);
             }

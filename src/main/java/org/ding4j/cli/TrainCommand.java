@@ -133,6 +133,10 @@ final class TrainCommand implements Callable<Integer>
             out.flush();
             return 0;
         }
+        if (ClassDataArchive.markComplete())
+        {
+            out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
+        }
         out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n",
             summary.paths().get("best_checkpoint"), summary.paths().get("log"), summary.paths().get("tensorboard"),
             Path.of(cfg.getString("exp_name"), "summary.json"));
