@@ -73,6 +73,11 @@ inline void linear(const Net& n, const Linear& l, const float* params, const flo
     }
 }
 
+/** Huber's slope beyond delta 1: the sign of d, and NaN for NaN (as libtorch), so that a divergence shows. */
+inline float huber_slope(const float d) {
+    return d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : d);
+}
+
 /** dX *= f'(at the saved activation y): ReLU passes where y > 0, Tanh scales by 1 - y^2. */
 inline void activation_backward(const Net& n, float* dx, const float* y, const int64_t count) {
     if (RELU == n.activation) {
@@ -272,7 +277,7 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
         if (0 != huber) {
             const float ad = std::fabs(d);
             per_sample = ad <= 1.0f ? 0.5f * d * d : ad - 0.5f;
-            grad = ad <= 1.0f ? d : (d > 0.0f ? 1.0f : -1.0f);
+            grad = ad <= 1.0f ? d : huber_slope(d);
         } else {
             per_sample = d * d;
             grad = 2.0f * d;
@@ -384,20 +389,20 @@ inline void mlp_step(const int64_t handle, const int64_t params_address, const i
     const float* prediction = n.enc.back().data();
     for (int i = 0; i < b; i++) {
         const float w = nullptr == weight ? 1.0f : weight[i];
-        float row = 0.0f;
+        double row = 0.0;
         for (int j = 0; j < out; j++) {
             const int64_t k = (int64_t)i * out + j;
             const float d = prediction[k] - y[k];
             if (n.huber) {
                 const float ad = std::fabs(d);
                 row += ad <= 1.0f ? 0.5f * d * d : ad - 0.5f;
-                n.gh[k] = w * inv_count * (ad <= 1.0f ? d : (d > 0.0f ? 1.0f : -1.0f));
+                n.gh[k] = w * inv_count * (ad <= 1.0f ? d : huber_slope(d));
             } else {
                 row += d * d;
                 n.gh[k] = w * inv_count * 2.0f * d;
             }
         }
-        loss += (double)(w * row);
+        loss += (double)w * row;
     }
     reinterpret_cast<double*>(stats_address)[0] = loss / (double)count;
     for (int l = layers - 1; l >= 0; l--) {

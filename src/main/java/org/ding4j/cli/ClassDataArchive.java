@@ -1,9 +1,12 @@
 package org.ding4j.cli;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.stream.Stream;
 
 /**
  * Marks the class-data archive (AppCDS) that this JVM writes at its exit as one of a completed training run. The
@@ -23,6 +26,56 @@ final class ClassDataArchive
 
     private ClassDataArchive()
     {
+    }
+
+    /**
+     * What this JVM does with a class-data archive, for {@code summary.json}. An archive the launcher gave it but the
+     * JVM refused (built for another JDK or class path, or truncated; the launcher silences the JVM's message) is
+     * deleted here, so that the next {@code train} writes a new one instead of every run starting without.
+     *
+     * @return {@code map PATH}, {@code rejected PATH (removed)}, {@code write PATH} or {@code none}
+     */
+    static String status()
+    {
+        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
+        {
+            if (arg.startsWith("-XX:SharedArchiveFile="))
+            {
+                final String archive = arg.substring(arg.indexOf('=') + 1);
+                final Boolean mapped = mapped(archive);
+                if (Boolean.FALSE.equals(mapped))
+                {
+                    try
+                    {
+                        Files.deleteIfExists(Path.of(archive));
+                    }
+                    catch (final IOException ex)
+                    {
+                        return "rejected " + archive + " (not removed: " + ex + ")";
+                    }
+                    return "rejected " + archive + " (removed)";
+                }
+                return "map " + archive + (null == mapped ? " (unverified)" : "");
+            }
+            if (arg.startsWith("-XX:ArchiveClassesAtExit="))
+            {
+                return "write " + arg.substring(arg.indexOf('=') + 1);
+            }
+        }
+        return "none";
+    }
+
+    /** @return whether the file is mapped into this process, or null where /proc/self/maps cannot be read */
+    private static Boolean mapped(final String archive)
+    {
+        try (Stream<String> maps = Files.lines(Path.of("/proc/self/maps")))
+        {
+            return maps.anyMatch(line -> line.contains(archive));
+        }
+        catch (final IOException | UncheckedIOException ex)
+        {
+            return null;
+        }
     }
 
     /**

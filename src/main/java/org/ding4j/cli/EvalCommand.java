@@ -1,6 +1,7 @@
 package org.ding4j.cli;
 
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,8 +26,10 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code ding4j eval --ckpt FILE [--episodes N] [--seed N] [CONFIG] [--set ...]}: greedy episodes of a checkpoint's
- * {@code model} on fresh random CartPole starts (not the training evaluator's replayed ones). The net's shape and
- * the environment come from the config (the embedded default unless given).
+ * {@code model} on fresh random CartPole starts (not the training evaluator's replayed ones). The net's shape, its
+ * activation and the environment come from the config: the one given, else the training run's
+ * {@code total_config.yaml} when the checkpoint lies in its {@code ckpt/} folder (a Tanh net evaluated as a ReLU one
+ * would load without complaint: the shapes are the same), else the embedded default.
  */
 @Command(name = "eval", mixinStandardHelpOptions = true,
     description = "Evaluate a checkpoint's Q-network greedily on fresh random CartPole starts.")
@@ -43,7 +46,8 @@ final class EvalCommand implements Callable<Integer>
         description = "the start states' seed (default ${DEFAULT-VALUE})")
     private long seed;
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG", description = "the training config, if not the default")
+    @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
+        description = "the training config (default: the run's total_config.yaml beside ckpt/, else the embedded one)")
     private Path config;
 
     @Option(names = "--set", paramLabel = "KEY=VALUE", description = "override one config key")
@@ -59,7 +63,9 @@ final class EvalCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--episodes: expected a positive integer, got " + episodes);
         }
-        final Config user = ConfigFiles.override(null == config ? Config.empty() : ConfigFiles.load(config), overrides);
+        final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
+        final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
+        final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);
         final DqnPipeline pipeline = new DqnPipeline(user);
         final Config cfg = pipeline.config();
         final DqnPolicy.Settings shape = pipeline.policySettings();
@@ -79,9 +85,10 @@ final class EvalCommand implements Callable<Integer>
             params.loadStateDict(model, true);
             final Evaluator.Result result = evaluator.evaluate(net);
             final PrintWriter out = spec.commandLine().getOut();
-            out.printf("{\"checkpoint\": \"%s\", \"episodes\": %d, \"seed\": %d, \"mean_return\": %.2f, "
-                + "\"min_return\": %.0f, \"max_return\": %.0f, \"stop_value\": %.1f}%n", ckpt, result.episodes(), seed,
-                result.meanReturn(), result.minReturn(), result.maxReturn(), cfg.getDouble("env.stop_value"));
+            out.printf("{\"checkpoint\": \"%s\", \"config\": \"%s\", \"episodes\": %d, \"seed\": %d, "
+                + "\"mean_return\": %.2f, \"min_return\": %.0f, \"max_return\": %.0f, \"stop_value\": %.1f}%n", ckpt,
+                null == source ? "embedded" : source, result.episodes(), seed, result.meanReturn(), result.minReturn(),
+                result.maxReturn(), cfg.getDouble("env.stop_value"));
             out.flush();
         }
         return 0;

@@ -77,11 +77,11 @@ final class TrainCommand implements Callable<Integer>
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();
         nativeLoad.join();
+        final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
-        final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
         out.printf("ding4j train: %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
@@ -97,7 +97,7 @@ final class TrainCommand implements Callable<Integer>
         startup.put("config_s", configS);
         startup.put("native_load_s", nativeLoadS[0]);
         startup.put("native_wait_s", nativeWaitS);
-        startup.put("class_data_archive", classDataArchive());
+        startup.put("class_data_archive", ClassDataArchive.status());
         final DqnPipeline.Summary summary = pipeline.run(p -> {
             if (!reports)
             {
@@ -133,7 +133,7 @@ final class TrainCommand implements Callable<Integer>
             out.flush();
             return 0;
         }
-        if (ClassDataArchive.markComplete())
+        if (!summary.interrupted() && ClassDataArchive.markComplete())
         {
             out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
         }
@@ -147,22 +147,5 @@ final class TrainCommand implements Callable<Integer>
     private static double uptimeS()
     {
         return ManagementFactory.getRuntimeMXBean().getUptime() / 1e3;
-    }
-
-    /** The class-data archive the launcher gave this JVM: {@code map PATH}, {@code write PATH} or {@code none}. */
-    private static String classDataArchive()
-    {
-        for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
-        {
-            if (arg.startsWith("-XX:SharedArchiveFile="))
-            {
-                return "map " + arg.substring(arg.indexOf('=') + 1);
-            }
-            if (arg.startsWith("-XX:ArchiveClassesAtExit="))
-            {
-                return "write " + arg.substring(arg.indexOf('=') + 1);
-            }
-        }
-        return "none";
     }
 }

@@ -29,7 +29,7 @@ public enum Activation
     }
 
     /**
-     * Reads a config value: {@code relu} or {@code tanh}, in any case.
+     * Reads a config value: {@code relu} or {@code tanh}.
      *
      * @param key   the config key, for the error
      * @param value the value
@@ -40,7 +40,7 @@ public enum Activation
     {
         for (final Activation a : values())
         {
-            if (a.name().equalsIgnoreCase(value))
+            if (a.toString().equals(value))
             {
                 return a;
             }

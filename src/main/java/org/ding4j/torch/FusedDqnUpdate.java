@@ -172,7 +172,7 @@ public final class FusedDqnUpdate implements AutoCloseable
             {
                 throw new IllegalArgumentException("FusedDqnUpdate: " + names[i] + " must be a contiguous CPU "
                     + (2 == i ? "int64" : "float32") + " tensor of " + (matrix ? "[" + batch + ", " + obs + "]"
-                    : "[" + batch + "]"));
+                    : "[" + batch + "]") + ", got " + (t.isNull() ? "a closed tensor" : Checks.describe(t)));
             }
             addresses[i] = t.data_ptr().address();
         }

@@ -139,7 +139,8 @@ public final class FusedMlpStep implements AutoCloseable
             : 2 != t.dim() || t.size(1) != width) || t.size(0) != batch || !Checks.isFloat32(t))
         {
             throw new IllegalArgumentException("FusedMlpStep: " + name + " must be a contiguous CPU float32 tensor of ["
-                + batch + (0 == width ? "" : ", " + width) + "]");
+                + batch + (0 == width ? "" : ", " + width) + "], got " + (t.isNull() ? "a closed tensor"
+                : Checks.describe(t)));
         }
     }
 

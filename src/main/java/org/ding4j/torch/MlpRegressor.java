@@ -70,8 +70,10 @@ public final class MlpRegressor implements AutoCloseable
 
     /**
      * One update on a batch with per-sample weights. On the fused path the tensors are checked and bound when they
-     * are not the objects of the previous step, so a caller that refills the same tensors each step allocates
-     * nothing; such a tensor must keep its storage (no in-place {@code resize_} or {@code set_} while it is bound).
+     * are not the objects of the previous step, so a caller that refills the same tensors each step (e.g.
+     * {@code copy_}) allocates nothing; such a tensor must keep its storage while it is bound: no {@code put}
+     * (assignment shares another tensor's storage), {@code resize_} or {@code set_} on it, and it must not be
+     * closed (a closed one is refused).
      *
      * @param inputs  [batch, in]
      * @param targets [batch, out]
@@ -82,7 +84,9 @@ public final class MlpRegressor implements AutoCloseable
     {
         if (null != fused)
         {
-            if (null == binding || inputs != boundInputs || targets != boundTargets || weights != boundWeights)
+            // isNull: a closed tensor's address is 0 (a Java-side check, no native call).
+            if (null == binding || inputs != boundInputs || targets != boundTargets || weights != boundWeights
+                || inputs.isNull() || targets.isNull() || (null != weights && weights.isNull()))
             {
                 binding = fused.bind(inputs, targets, weights);
                 boundInputs = inputs;

@@ -18,8 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The class-data archive a launched {@code train} writes at its exit and marks complete: real child JVMs, a real
- * archive that a later JVM must map ({@code -Xshare:on} refuses to start otherwise), and no mark from a failed run
- * (the launcher then deletes its archive instead of mapping it). The JVM takes only JAR files on the class path of an
+ * archive that a later JVM must map ({@code -Xshare:on} refuses to start otherwise) and reports as mapped, no mark
+ * from a failed run (the launcher then deletes its archive instead of mapping it), and an archive the JVM refuses
+ * reported and removed. The JVM takes only JAR files on the class path of an
  * archive, so the probe runs from a jar of its own.
  */
 class ClassDataArchiveTest
@@ -73,13 +74,27 @@ class ClassDataArchiveTest
         Files.createDirectories(partial.getParent());
         final ChildJvm writer = probe(writing(partial));
         assertEquals(0, writer.await(60), writer.output());
+        writer.firstLine(("status: write " + partial)::equals);
         writer.firstLine("marked: true"::equals);
         assertTrue(Files.size(partial) > 0, "archive written at exit");
         assertTrue(Files.exists(Path.of(partial + ClassDataArchive.MARK_SUFFIX)), "marked complete");
         // -Xshare:on: the JVM exits with an error instead of running without the archive.
         final ChildJvm reader = probe(List.of("-Xshare:on", "-XX:SharedArchiveFile=" + partial));
         assertEquals(0, reader.await(60), reader.output());
+        reader.firstLine(("status: map " + partial)::equals);
         reader.firstLine("marked: false"::equals);
+    }
+
+    @Test
+    void anArchiveTheJvmRefusesShouldBeRemovedSoTheNextRunRemakesIt() throws Exception
+    {
+        final Path archive = dir.resolve("refused").resolve("ding4j.jsa");
+        Files.createDirectories(archive.getParent());
+        Files.writeString(archive, "not an archive");
+        final ChildJvm child = probe(List.of("-XX:SharedArchiveFile=" + archive));
+        assertEquals(0, child.await(60), child.output());
+        child.firstLine(("status: rejected " + archive + " (removed)")::equals);
+        assertTrue(!Files.exists(archive), "removed");
     }
 
     @Test

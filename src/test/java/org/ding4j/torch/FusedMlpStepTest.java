@@ -114,8 +114,38 @@ class FusedMlpStepTest
             regressor.fusedStep(16);
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
                 () -> regressor.step(torch.randn(8, 4), torch.randn(8, 2)));
-            assertTrue(ex.getMessage().contains("inputs must be a contiguous CPU float32 tensor of [16, 4]"),
-                ex.getMessage());
+            assertTrue(ex.getMessage().contains("inputs must be a contiguous CPU float32 tensor of [16, 4], got float32 "
+                + "[8, 4] on cpu, contiguous"), ex.getMessage());
+            // A bound tensor closed afterwards is refused, not read through its stale address.
+            final Tensor x = torch.randn(16, 4);
+            final Tensor y = torch.randn(16, 2);
+            regressor.step(x, y);
+            x.close();
+            final IllegalArgumentException closed = assertThrows(IllegalArgumentException.class,
+                () -> regressor.step(x, y));
+            assertTrue(closed.getMessage().endsWith("got a closed tensor"), closed.getMessage());
+        }
+    }
+
+    @Test
+    void weightsThatAreNotOnePerSampleShouldBeRefusedOnBothPaths()
+    {
+        Threads.configure();
+        try (MlpRegressor eager = new MlpRegressor(Mlp.of(4, 8, 2), AdamConfig.adam(1e-2), 0);
+            MlpRegressor fused = new MlpRegressor(Mlp.of(4, 8, 2), AdamConfig.adam(1e-2), 0);
+            PointerScope scope = new PointerScope())
+        {
+            fused.fusedStep(16);
+            final Tensor x = torch.randn(16, 4);
+            final Tensor y = torch.randn(16, 2);
+            final Tensor column = torch.ones(16, 1);
+            final IllegalArgumentException a = assertThrows(IllegalArgumentException.class,
+                () -> eager.step(x, y, column));
+            assertEquals("weights: expected one per sample, shape [16], got [16, 1]", a.getMessage());
+            final IllegalArgumentException b = assertThrows(IllegalArgumentException.class,
+                () -> fused.step(x, y, column));
+            assertTrue(b.getMessage().contains("weights must be a contiguous CPU float32 tensor of [16], got float32 "
+                + "[16, 1]"), b.getMessage());
         }
     }
 }

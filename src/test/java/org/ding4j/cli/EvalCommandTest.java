@@ -1,0 +1,61 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.example.cartpole.CartPole;
+import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.torch.Activation;
+import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/**
+ * {@code ding4j eval} takes the net's shape and activation from the training run's {@code total_config.yaml} beside
+ * the checkpoint's folder: a Tanh net of width 8 saved where a run would save it evaluates without a config argument
+ * (the embedded config's 128-128-64 ReLU net would not even load it).
+ */
+@Tag("native")
+class EvalCommandTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldUseTheRunsConfigBesideTheCheckpoint() throws Exception
+    {
+        Threads.configure();
+        final Path ckpt = dir.resolve("run").resolve("ckpt").resolve("ckpt_best.pth.tar");
+        Files.createDirectories(ckpt.getParent());
+        Files.writeString(dir.resolve("run").resolve("total_config.yaml"), String.join("\n",
+            "policy:", "  model:", "    encoder_hidden_size_list: [8]", "    dueling: false", "    activation: tanh", ""));
+        torch.manual_seed(1);
+        try (QNetwork net = new QNetwork(CartPole.OBS, CartPole.ACTIONS, new long[] {8}, false, Activation.TANH);
+            FlatParameters params = FlatParameters.of(net.module()))
+        {
+            new TorchCheckpointIO().write(ckpt, Map.of("model", params.stateDict()));
+        }
+        final StringWriter out = new StringWriter();
+        final CommandLine cli = Main.commandLine();
+        cli.setOut(new PrintWriter(out));
+        assertEquals(0, cli.execute("eval", "--ckpt", ckpt.toString(), "--episodes", "2"), out.toString());
+        final JsonNode result = new ObjectMapper().readTree(out.toString());
+        assertEquals(dir.resolve("run").resolve("total_config.yaml").toAbsolutePath().toString(),
+            result.get("config").asText());
+        assertEquals(2, result.get("episodes").asInt());
+        assertTrue(result.get("mean_return").asDouble() >= 1, result.toString());
+    }
+}
