@@ -14,6 +14,11 @@
 #include <cstring>
 #include <vector>
 
+// ding4j_kernels.h defines it (an AVX2 clone beside the baseline code); included alone, one code path.
+#ifndef DING4J_VECTOR_CLONES
+#define DING4J_VECTOR_CLONES
+#endif
+
 namespace ding4j {
 
 namespace dqn_detail {
@@ -88,9 +93,9 @@ inline float tanh_fast(const float x) {
     return use_small * small + (1.0f - use_small) * std::copysign(big, x);
 }
 
-/** y = tanh(y) over count floats; an AVX2 clone where the CPU has it (1.4 vs 3.2 ns per element here). */
-__attribute__((target_clones("avx2", "default"))) static void tanh_in_place(float* __restrict__ y,
-    const int64_t count) {
+/** y = tanh(y) over count floats; the AVX2 clone where the CPU has it (1.4 vs 3.2 ns per element here). */
+DING4J_VECTOR_CLONES
+inline void tanh_in_place(float* __restrict__ y, const int64_t count) {
     for (int64_t i = 0; i < count; i++) {
         y[i] = tanh_fast(y[i]);
     }
