@@ -17,6 +17,9 @@ public enum Activation
     /** {@code tanh(x)}. */
     TANH;
 
+    /** The config spellings, as messages name them. */
+    public static final String CHOICES = "relu or tanh";
+
     /**
      * Applies the activation through libtorch (the autograd path).
      *
@@ -38,6 +41,20 @@ public enum Activation
      */
     public static Activation parse(final String key, final String value)
     {
+        final Activation a = spelled(value);
+        if (null == a)
+        {
+            throw new IllegalArgumentException(key + ": expected " + CHOICES + ", got '" + value + "'");
+        }
+        return a;
+    }
+
+    /**
+     * @param value a config value
+     * @return the activation spelled so ({@code relu}, {@code tanh}), or null
+     */
+    public static Activation spelled(final String value)
+    {
         for (final Activation a : values())
         {
             if (a.toString().equals(value))
@@ -45,7 +62,7 @@ public enum Activation
                 return a;
             }
         }
-        throw new IllegalArgumentException(key + ": expected relu or tanh, got '" + value + "'");
+        return null;
     }
 
     /** @return the config spelling, {@code relu} or {@code tanh} */

@@ -32,13 +32,19 @@ final class Checks
         return torch.ScalarType.Float.value == t.scalar_type().value;
     }
 
+    /** @return a tensor's shape as an error message shows it: {@code [8, 4]} */
+    static String shape(final Tensor t)
+    {
+        return java.util.Arrays.toString(t.sizes().vec().get());
+    }
+
     /** @return a tensor as an error message shows it: {@code float32 [8, 4] on cpu, contiguous} */
     static String describe(final Tensor t)
     {
         final int type = t.scalar_type().value;
         final String dtype = torch.ScalarType.Float.value == type ? "float32" : torch.ScalarType.Long.value == type
             ? "int64" : torch.ScalarType.Double.value == type ? "float64" : "scalar type " + type;
-        return dtype + " " + java.util.Arrays.toString(t.sizes().vec().get()) + " on " + (t.is_cuda() ? "cuda" : "cpu")
+        return dtype + " " + shape(t) + " on " + (t.is_cuda() ? "cuda" : "cpu")
             + (t.is_contiguous() ? ", contiguous" : ", not contiguous");
     }
 

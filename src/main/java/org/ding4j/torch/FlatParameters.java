@@ -358,7 +358,7 @@ public final class FlatParameters implements AutoCloseable
 
     private static String describe(final Object value)
     {
-        return value instanceof Tensor t ? "shape " + Arrays.toString(t.sizes().vec().get())
+        return value instanceof Tensor t ? "shape " + Checks.shape(t)
             : "a " + (null == value ? "None" : value.getClass().getSimpleName()) + ", not a tensor";
     }
 

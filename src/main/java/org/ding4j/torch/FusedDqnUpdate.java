@@ -32,7 +32,7 @@ public final class FusedDqnUpdate implements AutoCloseable
     private final long grads;
     private final long target;
     private final DoublePointer stats;
-    private long handle;
+    private final FusedNetHandle kernel;
 
     /** A batch's tensors, checked once and held by address. */
     public static final class Batch
@@ -114,7 +114,8 @@ public final class FusedDqnUpdate implements AutoCloseable
         try (org.bytedeco.javacpp.LongPointer d = new org.bytedeco.javacpp.LongPointer(dims);
             org.bytedeco.javacpp.LongPointer o = new org.bytedeco.javacpp.LongPointer(offsets))
         {
-            handle = NativeKernels.dqn_create(Natives.sgemmAddress(), d.address(), o.address());
+            kernel = new FusedNetHandle("FusedDqnUpdate",
+                NativeKernels.dqn_create(Natives.sgemmAddress(), d.address(), o.address()));
         }
     }
 
@@ -188,11 +189,7 @@ public final class FusedDqnUpdate implements AutoCloseable
      */
     public void update(final Batch b, final boolean huber)
     {
-        if (0 == handle)
-        {
-            throw new IllegalStateException("FusedDqnUpdate is closed");
-        }
-        NativeKernels.dqn_update(handle, params, grads, target, b.obs, b.nextObs, b.action, b.ret, b.bootstrap,
+        NativeKernels.dqn_update(kernel.get(), params, grads, target, b.obs, b.nextObs, b.action, b.ret, b.bootstrap,
             b.weight, huber ? 1 : 0, stats.address(), b.td);
     }
 
@@ -253,11 +250,7 @@ public final class FusedDqnUpdate implements AutoCloseable
      */
     public void qValues(final Forward f)
     {
-        if (0 == handle)
-        {
-            throw new IllegalStateException("FusedDqnUpdate is closed");
-        }
-        NativeKernels.dqn_q_values(handle, f.params, f.obs, f.rows, f.q);
+        NativeKernels.dqn_q_values(kernel.get(), f.params, f.obs, f.rows, f.q);
     }
 
     /** @return the last update's loss (weighted mean) */
@@ -281,11 +274,7 @@ public final class FusedDqnUpdate implements AutoCloseable
     @Override
     public void close()
     {
-        if (0 != handle)
-        {
-            NativeKernels.dqn_free(handle);
-            handle = 0;
-        }
+        kernel.close();
         natives.close();
     }
 }

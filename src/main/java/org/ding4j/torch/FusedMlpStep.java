@@ -22,7 +22,7 @@ public final class FusedMlpStep implements AutoCloseable
     private final long params;
     private final long grads;
     private final DoublePointer stats;
-    private long handle;
+    private final FusedNetHandle kernel;
 
     /** A step's input, target and weight tensors, checked once and held by address. */
     public static final class Batch
@@ -98,7 +98,8 @@ public final class FusedMlpStep implements AutoCloseable
         this.stats = natives.own(new DoublePointer(1));
         try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
         {
-            handle = NativeKernels.mlp_create(Natives.sgemmAddress(), d.address(), o.address());
+            kernel = new FusedNetHandle("FusedMlpStep",
+                NativeKernels.mlp_create(Natives.sgemmAddress(), d.address(), o.address()));
         }
     }
 
@@ -152,22 +153,14 @@ public final class FusedMlpStep implements AutoCloseable
      */
     public double step(final Batch b)
     {
-        if (0 == handle)
-        {
-            throw new IllegalStateException("FusedMlpStep is closed");
-        }
-        NativeKernels.mlp_step(handle, params, grads, b.x, b.y, b.weight, stats.address());
+        NativeKernels.mlp_step(kernel.get(), params, grads, b.x, b.y, b.weight, stats.address());
         return stats.get(0);
     }
 
     @Override
     public void close()
     {
-        if (0 != handle)
-        {
-            NativeKernels.dqn_free(handle);
-            handle = 0;
-        }
+        kernel.close();
         natives.close();
     }
 }

@@ -38,7 +38,7 @@ public enum RegressionLoss
         {
             // [batch, 1] would broadcast to [batch, batch, out] after unsqueeze: a wrong loss, and no error.
             throw new IllegalArgumentException("weights: expected one per sample, shape [" + prediction.size(0)
-                + "], got " + java.util.Arrays.toString(weight.sizes().vec().get()));
+                + "], got " + Checks.shape(weight));
         }
         final Tensor terms;
         if (MSE == this)

@@ -64,7 +64,8 @@ public final class DqnPipeline
         .rule("policy.model.action_shape", v -> Long.valueOf(CartPole.ACTIONS).equals(v) ? null
             : "expected " + CartPole.ACTIONS + " (CartPole's actions)")
         .rule("policy.model.encoder_hidden_size_list", DqnPipeline::positiveWidths)
-        .rule("policy.model.activation", v -> "relu".equals(v) || "tanh".equals(v) ? null : "expected relu or tanh")
+        .rule("policy.model.activation", v -> v instanceof String s && null != Activation.spelled(s) ? null
+            : "expected " + Activation.CHOICES)
         .rule("policy.nstep", ValueRule.integerIn(1, MAX_NSTEP))
         .rule("policy.discount_factor", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1
             ? null : "expected a number in [0, 1]")

@@ -1,0 +1,45 @@
+package org.ding4j.torch;
+
+/**
+ * The native side of a fused net ({@code native/ding4j_dqn.h}: what {@code dqn_create} or {@code mlp_create}
+ * returned, its layout and workspace), freed once by {@code dqn_free}. {@link FusedDqnUpdate} and {@link FusedMlpStep}
+ * hold one each. Not thread-safe.
+ */
+final class FusedNetHandle implements AutoCloseable
+{
+    private final String owner;
+    private long handle;
+
+    /**
+     * @param owner  the class that holds it, for the closed error
+     * @param handle what the create function returned
+     */
+    FusedNetHandle(final String owner, final long handle)
+    {
+        this.owner = owner;
+        this.handle = handle;
+    }
+
+    /**
+     * @return the handle, for the next native call
+     * @throws IllegalStateException if it was closed
+     */
+    long get()
+    {
+        if (0 == handle)
+        {
+            throw new IllegalStateException(owner + " is closed");
+        }
+        return handle;
+    }
+
+    @Override
+    public void close()
+    {
+        if (0 != handle)
+        {
+            NativeKernels.dqn_free(handle);
+            handle = 0;
+        }
+    }
+}
