@@ -73,24 +73,29 @@ inline float exp_small(const float v) {
 }
 
 /**
- * tanh within 1.31 ulp of the exact value (checked on every 97th float below 20 in magnitude), written without
- * branches or calls so that the loop below vectorises: std::tanh is a scalar libm call, ~15 ns per element here, and
- * a Tanh net's three forwards make ~86k of them per DQN update. An odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1)
- * above (|x| clamped at 9, where tanh rounds to 1), selected by a 0/1 factor rather than a branch.
+ * tanh within 1.31 ulp of the exact value (checked on every 97th float below 20 in magnitude; +-1 beyond, +-inf
+ * included, NaN for NaN, as std::tanh), written without branches or calls so that the loop below vectorises:
+ * std::tanh is a scalar libm call, ~15 ns per element here, and a Tanh net's three forwards make ~86k of them per
+ * DQN update. An odd polynomial below 0.625, 1 - 2 / (e^2|x| + 1) above (|x| clamped at 9, where tanh rounds to 1),
+ * selected by a 0/1 factor rather than a branch. Both sides are computed from clamped arguments: the polynomial of an
+ * unclamped x overflows to inf at |x| ~ 5100, and 0 * inf would make the select NaN.
  */
 inline float tanh_fast(const float x) {
     const float fx = std::fabs(x);
+    // NaN compares false: it takes the clamp's value here and is put back at the end.
     const float ax = fx < 9.0f ? fx : 9.0f;
     const float big = 1.0f - 2.0f / (exp_small(2.0f * ax) + 1.0f);
-    const float z = x * x;
+    const float xs = std::copysign(ax < 0.625f ? ax : 0.625f, x);
+    const float z = xs * xs;
     float p = -5.70498872745e-3f;
     p = p * z + 2.06390887954e-2f;
     p = p * z - 5.37397155531e-2f;
     p = p * z + 1.33314422036e-1f;
     p = p * z - 3.33332819422e-1f;
-    const float small = p * z * x + x;
+    const float small = p * z * xs + xs;
     const float use_small = ax < 0.625f ? 1.0f : 0.0f;
-    return use_small * small + (1.0f - use_small) * std::copysign(big, x);
+    const float y = use_small * small + (1.0f - use_small) * std::copysign(big, x);
+    return x != x ? x : y;
 }
 
 /** y = tanh(y) over count floats; the AVX2 clone where the CPU has it (1.4 vs 3.2 ns per element here). */
@@ -201,6 +206,16 @@ inline void linear_backward(const Net& n, const Linear& l, const float* params, 
     }
 }
 
+/** Whether n sizes from dims are all in [1, 2^24]: widths and batch sizes beyond that are no MLP's here. */
+inline bool sizes_ok(const int64_t* dims, const int n) {
+    for (int i = 0; i < n; i++) {
+        if (dims[i] < 1 || dims[i] > (1 << 24)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 inline Net* new_net(const int64_t sgemm_address) {
     Net* n = new Net();
     n->sgemm = reinterpret_cast<sgemm_t>(sgemm_address);
@@ -213,12 +228,19 @@ inline Net* new_net(const int64_t sgemm_address) {
  * Builds a fused DQN update. dims: [encoder layers L, obs, hidden_1..hidden_L, actions, dueling (0/1), batch,
  * activation (RELU or TANH)];
  * offsets (floats into the flat buffer): weight and bias of each encoder layer, then head A (or Q) first and
- * second layer, then, when dueling, head V first and second layer. Returns a handle for dqn_update / dqn_free.
+ * second layer, then, when dueling, head V first and second layer. Returns a handle for dqn_update / dqn_free, or 0
+ * when a size is outside [1, 2^24], the layer count outside [1, 64], or the activation or dueling flag unknown
+ * (nothing allocated).
  */
 inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
     using namespace dqn_detail;
     const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    if (dims[0] < 1 || dims[0] > 64 || !sizes_ok(dims + 1, (int)dims[0] + 2) || dims[3 + dims[0]] < 0
+        || dims[3 + dims[0]] > 1 || !sizes_ok(dims + 4 + dims[0], 1) || (RELU != dims[5 + dims[0]]
+        && TANH != dims[5 + dims[0]])) {
+        return 0;
+    }
     Net* n = new_net(sgemm_address);
     const int layers = (int)dims[0];
     int in = (int)dims[1];
@@ -267,24 +289,35 @@ inline void dqn_free(const int64_t handle) {
     delete reinterpret_cast<dqn_detail::Net*>(handle);
 }
 
-/** Q-values [rows, actions] of rows observations (rows <= the batch size) with the given parameters, into q. */
-inline void dqn_q_values(const int64_t handle, const int64_t params_address, const int64_t obs_address,
+/**
+ * Q-values [rows, actions] of rows observations with the given parameters, into q. Returns 0, or -1 (nothing read or
+ * written) when rows is outside [1, the batch size the workspace was sized for].
+ */
+inline int32_t dqn_q_values(const int64_t handle, const int64_t params_address, const int64_t obs_address,
     const int64_t rows, const int64_t q_address) {
     using namespace dqn_detail;
     Net& n = *reinterpret_cast<Net*>(handle);
+    if (rows < 1 || rows > n.batch) {
+        return -1;
+    }
     forward(n, reinterpret_cast<const float*>(params_address), reinterpret_cast<const float*>(obs_address), (int)rows,
         n.scratch, n.sha, n.shv, n.sqa, n.sqv, reinterpret_cast<float*>(q_address));
+    return 0;
 }
 
 /**
  * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
  * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample
  * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
+ * Every action is checked to lie in [0, actions) before anything is read through it or written: the first that
+ * does not is stored as [index, value] into error_address (2 int64) and -1 returned, with nothing else written.
+ * Returns 0 otherwise.
  */
-inline void dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+inline int32_t dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
     const int64_t action_address, const int64_t return_address, const int64_t bootstrap_address,
-    const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address) {
+    const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address,
+    const int64_t error_address) {
     using namespace dqn_detail;
     Net& n = *reinterpret_cast<Net*>(handle);
     const float* params = reinterpret_cast<const float*>(params_address);
@@ -300,6 +333,15 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
     float* td_out = reinterpret_cast<float*>(td_address);
     const int b = n.batch;
     const int na = n.actions;
+    // q[action] and dq[action] below index by these: a caller's out-of-range action must not reach them.
+    for (int i = 0; i < b; i++) {
+        if (action[i] < 0 || action[i] >= na) {
+            int64_t* error = reinterpret_cast<int64_t*>(error_address);
+            error[0] = i;
+            error[1] = action[i];
+            return -1;
+        }
+    }
 
     forward(n, params, obs, b, n.enc, n.ha, n.hv, n.qa, n.qv, n.q.data());
     forward(n, params, next_obs, b, n.scratch, n.sha, n.shv, n.sqa, n.sqv, n.qnext.data());
@@ -385,6 +427,7 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
             n.gh.swap(n.gh2);
         }
     }
+    return 0;
 }
 
 /**
@@ -392,12 +435,16 @@ inline void dqn_update(const int64_t handle, const int64_t params_address, const
  * the mean over all outputs of the squared error, as torch::mse_loss, or of Huber's loss with delta 1, as
  * torch::huber_loss, each sample's terms optionally weighted): dims [layers L, width_0 .. width_L, batch, activation,
  * huber (0/1)], offsets weight and bias of each layer. Returns a handle for mlp_step / dqn_free (the same structure
- * holds it).
+ * holds it), or 0 as dqn_create for sizes or flags it cannot take.
  */
 inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
     using namespace dqn_detail;
     const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    if (dims[0] < 1 || dims[0] > 64 || !sizes_ok(dims + 1, (int)dims[0] + 2) || (RELU != dims[3 + dims[0]]
+        && TANH != dims[3 + dims[0]]) || dims[4 + dims[0]] < 0 || dims[4 + dims[0]] > 1) {
+        return 0;
+    }
     Net* n = new_net(sgemm_address);
     const int layers = (int)dims[0];
     n->batch = (int)dims[2 + layers];

@@ -3,6 +3,7 @@ package org.ding4j.torch;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -19,7 +20,9 @@ import org.bytedeco.pytorch.global.torch;
  * {@code Linear(h, h)} + activation and
  * {@code Linear(h, actions)}, and, when dueling, a second such head to one value with {@code Q = V + A - mean(A)}.
  * Its parameters are named by offsets into the flat buffer (the caller knows the module's layout), checked here.
- * Tensors are bound once ({@link #bind}) and their addresses kept, so an update allocates nothing. Not thread-safe.
+ * Tensors are bound once ({@link #bind}) and their addresses kept, so an update allocates nothing; a binding
+ * belongs to the update that made it and is checked before each call, and every action is range-checked natively,
+ * so that nothing a caller passes can make the native code read or write outside its buffers. Not thread-safe.
  */
 public final class FusedDqnUpdate implements AutoCloseable
 {
@@ -28,32 +31,26 @@ public final class FusedDqnUpdate implements AutoCloseable
     private final int obs;
     private final int actions;
     private final long parameterCount;
-    private final long params;
-    private final long grads;
-    private final long target;
+    /** The online net's values and gradients and the target net's values: checked before each call. */
+    private final Binding nets;
     private final DoublePointer stats;
+    /** Where the native update reports an out-of-range action: [index, value]. */
+    private final LongPointer error;
     private final FusedNetHandle kernel;
 
-    /** A batch's tensors, checked once and held by address. */
+    /**
+     * A batch's tensors, checked once and held (with their addresses) for this update only: see {@link #update}.
+     * Dropping it releases them.
+     */
     public static final class Batch
     {
-        private final long obs;
-        private final long nextObs;
-        private final long action;
-        private final long ret;
-        private final long bootstrap;
-        private final long weight;
-        private final long td;
+        private static final String[] NAMES = {"obs", "next_obs", "action", "return", "bootstrap", "weight", "td"};
 
-        private Batch(final long[] addresses)
+        private final Binding tensors;
+
+        private Batch(final FusedDqnUpdate owner, final Tensor[] all)
         {
-            this.obs = addresses[0];
-            this.nextObs = addresses[1];
-            this.action = addresses[2];
-            this.ret = addresses[3];
-            this.bootstrap = addresses[4];
-            this.weight = addresses[5];
-            this.td = addresses[6];
+            this.tensors = new Binding(owner, "FusedDqnUpdate", NAMES, all);
         }
     }
 
@@ -99,10 +96,11 @@ public final class FusedDqnUpdate implements AutoCloseable
         this.obs = obs;
         this.parameterCount = values.numel();
         this.actions = actions;
-        this.params = values.data_ptr().address();
-        this.grads = online.group(0).grads().data_ptr().address();
-        this.target = targetValues.data_ptr().address();
+        this.nets = new Binding(this, "FusedDqnUpdate", new String[] {"the online net's parameters",
+            "the online net's gradients", "the target net's parameters"}, values, online.group(0).grads(),
+            targetValues);
         this.stats = natives.own(new DoublePointer(3));
+        this.error = natives.own(new LongPointer(2));
         final long[] dims = new long[hidden.length + 6];
         dims[0] = hidden.length;
         dims[1] = obs;
@@ -111,8 +109,7 @@ public final class FusedDqnUpdate implements AutoCloseable
         dims[3 + hidden.length] = dueling ? 1 : 0;
         dims[4 + hidden.length] = batch;
         dims[5 + hidden.length] = activation.ordinal();
-        try (org.bytedeco.javacpp.LongPointer d = new org.bytedeco.javacpp.LongPointer(dims);
-            org.bytedeco.javacpp.LongPointer o = new org.bytedeco.javacpp.LongPointer(offsets))
+        try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
         {
             kernel = new FusedNetHandle("FusedDqnUpdate",
                 NativeKernels.dqn_create(Natives.sgemmAddress(), d.address(), o.address()));
@@ -160,52 +157,60 @@ public final class FusedDqnUpdate implements AutoCloseable
         final Tensor bootstrapT, final Tensor weightT, final Tensor tdT)
     {
         final Tensor[] all = {obsT, nextObsT, actionT, returnT, bootstrapT, weightT, tdT};
-        final String[] names = {"obs", "next_obs", "action", "return", "bootstrap", "weight", "td"};
-        final long[] addresses = new long[all.length];
         for (int i = 0; i < all.length; i++)
         {
-            final Tensor t = all[i];
+            final Tensor t = Objects.requireNonNull(all[i], Batch.NAMES[i]);
             final boolean matrix = i < 2;
             final boolean ok = !t.isNull() && !t.is_cuda() && t.is_contiguous() && t.size(0) == batch
                 && (matrix ? 2 == t.dim() && t.size(1) == obs : 1 == t.dim())
                 && (2 == i ? torch.ScalarType.Long.value == t.scalar_type().value : Checks.isFloat32(t));
             if (!ok)
             {
-                throw new IllegalArgumentException("FusedDqnUpdate: " + names[i] + " must be a contiguous CPU "
+                throw new IllegalArgumentException("FusedDqnUpdate: " + Batch.NAMES[i] + " must be a contiguous CPU "
                     + (2 == i ? "int64" : "float32") + " tensor of " + (matrix ? "[" + batch + ", " + obs + "]"
                     : "[" + batch + "]") + ", got " + (t.isNull() ? "a closed tensor" : Checks.describe(t)));
             }
-            addresses[i] = t.data_ptr().address();
         }
-        return new Batch(addresses);
+        return new Batch(this, all);
     }
 
     /**
      * One update's forward and backward: the gradients are in the online net's gradient buffer afterwards, |TD
-     * error| per sample in the bound td tensor.
+     * error| per sample in the bound td tensor. Before anything is written, the binding is checked (made by this
+     * update, no tensor closed or resized since, the nets neither) and the native code checks every action against
+     * the action count.
      *
      * @param b     the bound batch
      * @param huber Huber loss (delta 1) instead of squared error
+     * @throws IllegalArgumentException naming the tensor and the index, when the binding does not hold or an
+     *                                  action lies outside {@code [0, actions)}; nothing was written then
      */
     public void update(final Batch b, final boolean huber)
     {
-        NativeKernels.dqn_update(kernel.get(), params, grads, target, b.obs, b.nextObs, b.action, b.ret, b.bootstrap,
-            b.weight, huber ? 1 : 0, stats.address(), b.td);
+        final Binding t = b.tensors;
+        t.check(this);
+        nets.check(this);
+        final int status = NativeKernels.dqn_update(kernel.get(), nets.address(0), nets.address(1), nets.address(2),
+            t.address(0), t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0,
+            stats.address(), t.address(6), error.address());
+        if (0 != status)
+        {
+            throw new IllegalArgumentException("FusedDqnUpdate: action[" + error.get(0) + "] = " + error.get(1)
+                + " lies outside [0, " + actions + ")");
+        }
     }
 
-    /** A greedy forward's tensors, checked once and held by address. */
+    /** A greedy forward's tensors, checked once and held (with their addresses) for this update's forwards only. */
     public static final class Forward
     {
-        private final long params;
-        private final long obs;
-        private final long q;
+        private static final String[] NAMES = {"the forward's net", "obs", "q"};
+
+        private final Binding tensors;
         private final int rows;
 
-        private Forward(final long params, final long obs, final long q, final int rows)
+        private Forward(final FusedDqnUpdate owner, final Tensor net, final Tensor obs, final Tensor q, final int rows)
         {
-            this.params = params;
-            this.obs = obs;
-            this.q = q;
+            this.tensors = new Binding(owner, "FusedDqnUpdate", NAMES, net, obs, q);
             this.rows = rows;
         }
     }
@@ -236,10 +241,11 @@ public final class FusedDqnUpdate implements AutoCloseable
         if (!ok)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: a forward needs contiguous CPU float32 obs [rows, " + obs
-                + "] and q [rows, " + actions + "] with 1 <= rows <= " + batch);
+                + "] and q [rows, " + actions + "] with 1 <= rows <= " + batch + ", got obs "
+                + (obsT.isNull() ? "closed" : Checks.describe(obsT)) + " and q "
+                + (qT.isNull() ? "closed" : Checks.describe(qT)));
         }
-        return new Forward(values.data_ptr().address(), obsT.data_ptr().address(), qT.data_ptr().address(),
-            (int)rows);
+        return new Forward(this, values, obsT, qT, (int)rows);
     }
 
     /**
@@ -247,10 +253,18 @@ public final class FusedDqnUpdate implements AutoCloseable
      * at a time, and not while {@link #update} runs on another.
      *
      * @param f the binding
+     * @throws IllegalArgumentException if the binding is another update's, or a tensor of it was closed or resized
      */
     public void qValues(final Forward f)
     {
-        NativeKernels.dqn_q_values(kernel.get(), f.params, f.obs, f.rows, f.q);
+        final Binding t = f.tensors;
+        t.check(this);
+        if (0 != NativeKernels.dqn_q_values(kernel.get(), t.address(0), t.address(1), f.rows, t.address(2)))
+        {
+            // bindForward checked the rows: reaching this means the binding and the workspace disagree.
+            throw new IllegalStateException("FusedDqnUpdate: the native forward refused " + f.rows + " rows (batch "
+                + batch + ")");
+        }
     }
 
     /** @return the last update's loss (weighted mean) */

@@ -19,23 +19,24 @@ public final class FusedMlpStep implements AutoCloseable
     private final NativeOwner natives = new NativeOwner("FusedMlpStep");
     private final long[] sizes;
     private final int batch;
-    private final long params;
-    private final long grads;
+    /** The MLP's values and gradients: checked before each call. */
+    private final Binding net;
     private final DoublePointer stats;
     private final FusedNetHandle kernel;
 
-    /** A step's input, target and weight tensors, checked once and held by address. */
+    /**
+     * A step's input, target and weight tensors, checked once and held (with their addresses) for this step only.
+     * Dropping it releases them.
+     */
     public static final class Batch
     {
-        private final long x;
-        private final long y;
-        private final long weight;
+        private static final String[] NAMES = {"inputs", "targets", "weights"};
 
-        private Batch(final long x, final long y, final long weight)
+        private final Binding tensors;
+
+        private Batch(final FusedMlpStep owner, final Tensor x, final Tensor y, final Tensor weight)
         {
-            this.x = x;
-            this.y = y;
-            this.weight = weight;
+            this.tensors = new Binding(owner, "FusedMlpStep", NAMES, x, y, weight);
         }
     }
 
@@ -93,8 +94,8 @@ public final class FusedMlpStep implements AutoCloseable
         dims[layers + 2] = batch;
         dims[layers + 3] = mlp.activation().ordinal();
         dims[layers + 4] = loss.ordinal();
-        this.params = values.data_ptr().address();
-        this.grads = params.group(0).grads().data_ptr().address();
+        this.net = new Binding(this, "FusedMlpStep", new String[] {"the MLP's parameters", "the MLP's gradients"},
+            values, params.group(0).grads());
         this.stats = natives.own(new DoublePointer(1));
         try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
         {
@@ -129,8 +130,7 @@ public final class FusedMlpStep implements AutoCloseable
         {
             check(weight, "weights", 0);
         }
-        return new Batch(x.data_ptr().address(), y.data_ptr().address(),
-            null == weight ? 0 : weight.data_ptr().address());
+        return new Batch(this, x, y, weight);
     }
 
     /** width 0: a vector of the batch size. */
@@ -150,10 +150,16 @@ public final class FusedMlpStep implements AutoCloseable
      *
      * @param b the bound batch
      * @return the loss
+     * @throws IllegalArgumentException if the binding is another step's, or a tensor of it (or the MLP's buffers) was
+     *                                  closed or resized since it was bound; nothing was written then
      */
     public double step(final Batch b)
     {
-        NativeKernels.mlp_step(kernel.get(), params, grads, b.x, b.y, b.weight, stats.address());
+        final Binding t = b.tensors;
+        t.check(this);
+        net.check(this);
+        NativeKernels.mlp_step(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
+            t.address(2), stats.address());
         return stats.get(0);
     }
 

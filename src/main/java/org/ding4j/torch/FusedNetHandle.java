@@ -13,9 +13,16 @@ final class FusedNetHandle implements AutoCloseable
     /**
      * @param owner  the class that holds it, for the closed error
      * @param handle what the create function returned
+     * @throws IllegalArgumentException if it is 0: the native side refused the layout
      */
     FusedNetHandle(final String owner, final long handle)
     {
+        if (0 == handle)
+        {
+            // Java checked the sizes first; the native side's own check refusing them means the two disagree.
+            throw new IllegalArgumentException(owner + ": the native kernel refused the layout (a size outside [1, "
+                + "2^24], over 64 layers, or an unknown activation)");
+        }
         this.owner = owner;
         this.handle = handle;
     }

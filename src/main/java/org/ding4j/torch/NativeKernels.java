@@ -35,10 +35,10 @@ final class NativeKernels
 
     static native void dqn_free(long handle);
 
-    static native void dqn_update(long handle, long params, long grads, long target, long obs, long nextObs,
-        long action, long ret, long bootstrap, long weight, int huber, long stats, long td);
+    static native int dqn_update(long handle, long params, long grads, long target, long obs, long nextObs,
+        long action, long ret, long bootstrap, long weight, int huber, long stats, long td, long error);
 
-    static native void dqn_q_values(long handle, long params, long obs, long rows, long q);
+    static native int dqn_q_values(long handle, long params, long obs, long rows, long q);
 
     static native long mlp_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
 

@@ -1,6 +1,5 @@
 package org.ding4j.example.dqn;
 
-import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -126,7 +125,12 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     private boolean freshOptimizer;
     /** The native fused update when enabled (MLP Q-network on the CPU), else null: libtorch autograd runs it. */
     private FusedDqnUpdate fused;
-    private final Map<DqnBatch, FusedDqnUpdate.Batch> bound = new IdentityHashMap<>();
+    /**
+     * The last batch object's binding: a pipeline refills one batch, so one slot binds once; another batch object
+     * replaces it, and the dropped batch's binding (its tensors) goes with it.
+     */
+    private DqnBatch boundBatch;
+    private FusedDqnUpdate.Batch binding;
     private double lastLoss;
     private double lastQ;
     private double lastTargetQ;
@@ -202,13 +206,12 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     /** One native call for forward and backward, then the fused optimizer step. */
     private void fusedStep(final DqnBatch batch)
     {
-        FusedDqnUpdate.Batch binding = bound.get(batch);
-        if (null == binding)
+        if (batch != boundBatch)
         {
             // Once per batch object: its tensors are preallocated, so their addresses hold for its life.
             binding = fused.bind(batch.obsTensor(), batch.nextObsTensor(), batch.actionTensor(), batch.returnTensor(),
                 batch.bootstrapTensor(), batch.weightTensor(), tdBuffer);
-            bound.put(batch, binding);
+            boundBatch = batch;
         }
         fused.update(binding, settings.huber());
         optimizer.step();
@@ -292,7 +295,8 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         {
             fused.close();
             fused = null;
-            bound.clear();
+            boundBatch = null;
+            binding = null;
         }
         if (enable)
         {
