@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -14,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Jobs stay apart: two launches on one port never pair their ranks (one runs, the other is refused with a clear
@@ -60,9 +62,9 @@ class JobIsolationTest
     }
 
     @Test
-    void ranksShouldStopWhenTheirLauncherIsKilled() throws Exception
+    void ranksShouldStopWhenTheirLauncherIsKilled(@TempDir final Path dir) throws Exception
     {
-        final List<String> command = ChildJvm.javaCommand(Main.class.getName());
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
         command.addAll(List.of("launch", "--nproc", "2", "--main", JobProbe.class.getName(), "--", "1", "0"));
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command),
             line -> line.startsWith("[rank 1] joined") || line.startsWith("[rank 0] joined"));

@@ -30,7 +30,7 @@ class SignalsAtAnyMomentTest
 
     private ChildJvm train(final String exp, final String milestone, final String... sets) throws Exception
     {
-        final List<String> command = ChildJvm.javaCommand(Main.class.getName());
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
         command.addAll(List.of("train", "--set", "exp_name=" + dir.resolve(exp), "--set", "env.stop_value=100000",
             "--set", "pipeline.warmup_updates=50"));
         for (final String set : sets)

@@ -216,7 +216,7 @@ class DistributedTest
         final List<ChildJvm> ranks = new ArrayList<>();
         for (int r = 0; r < world; r++)
         {
-            final List<String> command = ChildJvm.javaCommand(DdpChild.class.getName());
+            final List<String> command = ChildJvm.javaCommand(dir, DdpChild.class.getName());
             command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
                 dir.toString(), Integer.toString(updates), Long.toString(timeoutMs), mode));
             ranks.add(ChildJvm.start(r, new ProcessBuilder(command), line -> line.startsWith("iter 20 ")));

@@ -107,7 +107,7 @@ class TensorBoardWriterTest
     @Test
     void shouldCloseAForgottenWriterWhenTheJvmExits() throws Exception
     {
-        final List<String> command = ChildJvm.javaCommand(ForgottenCloseChild.class.getName());
+        final List<String> command = ChildJvm.javaCommand(dir, ForgottenCloseChild.class.getName());
         command.add(dir.resolve("forgotten").toString());
         final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         child.getOutputStream().close();

@@ -38,13 +38,17 @@ public final class ChildJvm
     }
 
     /**
+     * @param crashDir  where the child writes a crash dump ({@code hs_err_pid*.log}, {@code replay_pid*.log}) if it
+     *                  dies in native code: the test's temporary folder, never the working tree
      * @param mainClass the class to run
      * @return {@code java} with this JVM's class path and the flags the library needs, then the main class
      */
-    public static List<String> javaCommand(final String mainClass)
+    public static List<String> javaCommand(final Path crashDir, final String mainClass)
     {
         return new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
             "--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED", "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0",
+            "-XX:ErrorFile=" + crashDir.resolve("hs_err_pid%p.log"),
+            "-XX:ReplayDataFile=" + crashDir.resolve("replay_pid%p.log"),
             "-cp", System.getProperty("java.class.path"), mainClass));
     }
 

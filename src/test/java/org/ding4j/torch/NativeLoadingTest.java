@@ -35,7 +35,7 @@ class NativeLoadingTest
             final List<Process> processes = new ArrayList<>();
             for (int i = 0; i < 2; i++)
             {
-                final List<String> command = ChildJvm.javaCommand(NativeLoadProbe.class.getName());
+                final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
                 command.add(1, "-Dorg.bytedeco.javacpp.cachedir=" + cache);
                 processes.add(new ProcessBuilder(command).redirectErrorStream(true).start());
             }

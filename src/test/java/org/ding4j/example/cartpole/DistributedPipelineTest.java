@@ -91,7 +91,7 @@ class DistributedPipelineTest
         for (int r = 0; r < 2; r++)
         {
             final Path cwd = Files.createDirectories(dir.resolve("r" + r));
-            final List<String> command = ChildJvm.javaCommand("org.ding4j.cli.Main");
+            final List<String> command = ChildJvm.javaCommand(dir, "org.ding4j.cli.Main");
             command.addAll(List.of("train", "--set", "exp_name=ddp"));
             command.addAll(List.of(extra));
             final ProcessBuilder builder = new ProcessBuilder(command).directory(cwd.toFile());
