@@ -12,6 +12,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
@@ -50,7 +51,8 @@ public final class AsyncDataLoader<T> implements AutoCloseable
     private final Thread producer;
     private final ExecutorService pool;
     private volatile boolean closed;
-    private volatile boolean wakeUp;
+    /** Wake-ups so far: a waiting {@link #next(long)} returns null once this moves past what its caller saw. */
+    private final AtomicLong wakeUps = new AtomicLong();
     private volatile Throwable failure;
     private final IdleStrategy consumerIdle = new BackoffIdleStrategy(100, 10, 1_000, 1_000_000);
 
@@ -109,10 +111,24 @@ public final class AsyncDataLoader<T> implements AutoCloseable
     /**
      * The next batch, waiting for it.
      *
-     * @return the batch, or null once the loader is closed or woken up
+     * @return the batch, or null once the loader is closed or woken up during the wait
      * @throws DataLoaderException if a loader thread failed
      */
     public T next()
+    {
+        return next(wakeUps.get());
+    }
+
+    /**
+     * The next batch, waiting for it, unless woken up since the caller read {@link #wakeUps()}: a run that reads
+     * it when it starts loses no wake-up sent between its stop check and its wait, and is not ended by one that an
+     * earlier run left behind (a wake-up is a count, not a flag that stays set).
+     *
+     * @param seen what {@link #wakeUps()} returned when the caller started waiting for batches
+     * @return the batch, or null once the loader is closed or {@link #wakeUp()} was called after {@code seen}
+     * @throws DataLoaderException if a loader thread failed
+     */
+    public T next(final long seen)
     {
         final IdleStrategy idle = consumerIdle;
         idle.reset();
@@ -128,7 +144,7 @@ public final class AsyncDataLoader<T> implements AutoCloseable
             {
                 throw new DataLoaderException(t);
             }
-            if (closed || wakeUp)
+            if (closed || wakeUps.get() != seen)
             {
                 return null;
             }
@@ -136,10 +152,16 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         }
     }
 
-    /** Makes a waiting {@link #next()} return null (a stop signal), from any thread; the loader keeps running. */
+    /** Makes a waiting {@link #next} return null (a stop signal), from any thread; the loader keeps running. */
     public void wakeUp()
     {
-        wakeUp = true;
+        wakeUps.incrementAndGet();
+    }
+
+    /** @return how many times {@link #wakeUp()} was called, for {@link #next(long)} */
+    public long wakeUps()
+    {
+        return wakeUps.get();
     }
 
     /** @return the queue bound in batches */

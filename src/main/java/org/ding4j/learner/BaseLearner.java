@@ -3,7 +3,6 @@ package org.ding4j.learner;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Objects;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.CheckpointIO;
@@ -17,6 +16,7 @@ import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.StopVote;
 import org.ding4j.hook.Checkpoints;
 import org.ding4j.hook.HookContext;
+import org.ding4j.hook.HookException;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.Hooks;
@@ -78,8 +78,7 @@ public class BaseLearner<B> implements AutoCloseable
     private final PriorityFeedback priorities = new PriorityFeedback();
     private final Context context = new Context();
     private final LearnerCheckpoints checkpoints;
-    private final LearnerRunner runner = new LearnerRunner(this);
-    private final AtomicBoolean closed = new AtomicBoolean();
+    private final LearnerRunner runner = new LearnerRunner(this, this::closeResources);
     /** The log's buffer, its scalar dict and the latency recorders, read on every update: cached, not looked up. */
     private final LogBuffer buffer;
     private final ScalarDict scalar;
@@ -265,11 +264,18 @@ public class BaseLearner<B> implements AutoCloseable
         {
             throw new IllegalStateException("please set learner policy before train()");
         }
-        hooks.call(HookPosition.BEFORE_ITER, context);
         collectorEnvstep = envstep;
-        updateStart = System.nanoTime();
-        policy.forward(data, sink);
-        endUpdate();
+        try
+        {
+            beginUpdate();
+            policy.forward(data, sink);
+            endUpdate();
+        }
+        finally
+        {
+            // Also when a hook or the policy throws: the next update must not see this one's vars.
+            buffer.clear();
+        }
     }
 
     /**
@@ -282,14 +288,26 @@ public class BaseLearner<B> implements AutoCloseable
         train(data, -1);
     }
 
+    private void beginUpdate()
+    {
+        hooks.call(HookPosition.BEFORE_ITER, context);
+        updateStart = System.nanoTime();
+    }
+
     private void endUpdate()
     {
         final long elapsed = System.nanoTime() - updateStart;
         latency.recordTrainNs(elapsed);
         scalar.put(trainTimeIndex, elapsed * 1e-9);
         lastIter.add(1);
-        hooks.call(HookPosition.AFTER_ITER, context);
-        buffer.clear();
+        try
+        {
+            hooks.call(HookPosition.AFTER_ITER, context);
+        }
+        finally
+        {
+            buffer.clear();
+        }
     }
 
     /**
@@ -327,6 +345,8 @@ public class BaseLearner<B> implements AutoCloseable
         {
             throw new IllegalStateException("start() needs a data loader: set dataSource(...) and call setupDataloader()");
         }
+        // Wake-ups before this run (a stop() that ended the last one) are not this run's.
+        final long wakeUps = loader.wakeUps();
         return run(new TrainingLoop()
         {
             private B batch;
@@ -335,7 +355,7 @@ public class BaseLearner<B> implements AutoCloseable
             public boolean prepare()
             {
                 final long waitStart = System.nanoTime();
-                batch = loader.next();
+                batch = loader.next(wakeUps);
                 final long waited = System.nanoTime() - waitStart;
                 latency.recordDataNs(waited);
                 scalar.put(dataTimeIndex, waited * 1e-9);
@@ -463,27 +483,58 @@ public class BaseLearner<B> implements AutoCloseable
     }
 
     /**
-     * Ends a running {@link #run} after its update in flight and waits for it (from another thread), then stops the
-     * loader, closes the hooks (log_show writes its pending reports), the TensorBoard writer and the text log.
-     * Idempotent.
+     * Closes the learner: stops the loader, closes the hooks (log_show writes its pending reports), the TensorBoard
+     * writer and the text log. While {@link #run} runs, the loop does this itself after its update in flight and its
+     * {@code after_run} hooks: from another thread close waits for that, from a hook on the loop's thread it returns
+     * at once. Every resource is closed even when one fails; closing twice is harmless.
+     *
+     * @throws RuntimeException the first failure (a hook's as a {@link org.ding4j.hook.HookException} naming it),
+     *                          the others suppressed
      */
     @Override
     public void close()
     {
-        if (!closed.compareAndSet(false, true))
-        {
-            return;
-        }
         runner.close();
+    }
+
+    private void closeResources()
+    {
+        RuntimeException failure = null;
         if (null != dataloader)
         {
-            dataloader.close();
+            failure = closeOne(failure, null, dataloader);
         }
         for (final LearnerHook hook : hooks.all())
         {
-            hook.close();
+            failure = closeOne(failure, hook, hook::close);
         }
-        log.close();
+        failure = closeOne(failure, null, log);
+        if (null != failure)
+        {
+            throw failure;
+        }
+    }
+
+    /** Closes one resource; the first failure is kept, later ones are suppressed into it. */
+    private static RuntimeException closeOne(final RuntimeException failure, final LearnerHook hook,
+        final AutoCloseable resource)
+    {
+        try
+        {
+            resource.close();
+            return failure;
+        }
+        catch (final Exception | Error e)
+        {
+            final RuntimeException wrapped = null != hook ? new HookException(hook, e)
+                : e instanceof RuntimeException re ? re : new IllegalStateException("closing the learner: " + e, e);
+            if (null == failure)
+            {
+                return wrapped;
+            }
+            failure.addSuppressed(wrapped);
+            return failure;
+        }
     }
 
     /**
@@ -818,7 +869,7 @@ public class BaseLearner<B> implements AutoCloseable
         public void nextUpdate()
         {
             endUpdate();
-            updateStart = System.nanoTime();
+            beginUpdate();
         }
     }
 }

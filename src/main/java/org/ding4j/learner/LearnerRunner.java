@@ -8,24 +8,42 @@ import org.ding4j.hook.HookPosition;
  * per update {@code prepare}, the stop vote (across ranks when distributed), {@code update}; the interrupt checkpoint
  * on SIGINT/SIGTERM; the exception checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
  * {@code finally}. {@link #requestEnd()} and {@link #close()} may be called from any thread: the loop ends after the
- * update in flight, and {@code close()} waits for it (as Agrona's {@code AgentRunner.close} does) so that the
- * learner's resources are not closed under a running update.
+ * update in flight.
+ * <p>
+ * The loop owns close, as Agrona's {@code AgentRunner} does: {@link #close()} while a loop runs only asks it to end,
+ * and the loop runs the closing (the learner's resources) in its {@code finally}, after {@code after_run}, so nothing
+ * is closed under a running update, whether close came from a hook on the loop's thread or from another thread.
+ * With no loop running, close runs the closing at once on the caller's thread. It runs once.
  */
 final class LearnerRunner
 {
+    /** Closes the learner's resources; throws the first failure with the others suppressed. */
+    interface Closer
+    {
+        void closeResources();
+    }
+
     private final BaseLearner<?> learner;
+    private final Closer closer;
     private final Object lock = new Object();
     /** The thread inside {@link #run}, or null; guarded by {@link #lock}. */
     private Thread loopThread;
+    /** close() was called: no more runs; guarded by {@link #lock}. */
     private boolean closed;
+    /** The closing has run (successfully or not); guarded by {@link #lock}. */
+    private boolean closeDone;
+    private RuntimeException closeFailure;
+    /** The first close() came from the loop's own thread (a hook): the run rethrows the closing's failure. */
+    private boolean closeAskedByLoop;
     private volatile boolean endRequested;
     private volatile boolean signalled;
     private volatile Runnable wakeUp = () -> { };
     private StopVote vote;
 
-    LearnerRunner(final BaseLearner<?> learner)
+    LearnerRunner(final BaseLearner<?> learner, final Closer closer)
     {
         this.learner = learner;
+        this.closer = closer;
     }
 
     void vote(final StopVote vote)
@@ -100,10 +118,31 @@ final class LearnerRunner
                     failure.addSuppressed(e);
                 }
             }
+            final boolean closeNow;
+            final boolean rethrowClose;
             synchronized (lock)
             {
                 loopThread = null;
+                closeNow = closed;
+                rethrowClose = closeAskedByLoop;
                 lock.notifyAll();
+            }
+            if (closeNow)
+            {
+                // close() came during the run (from a hook or another thread): the loop closes, now that it is done.
+                // A closer on another thread gets the failure from its close(); one on this thread, from here.
+                final RuntimeException e = runClose();
+                if (rethrowClose && null != e)
+                {
+                    if (null == failure)
+                    {
+                        failure = e;
+                    }
+                    else
+                    {
+                        failure.addSuppressed(e);
+                    }
+                }
             }
         }
         if (failure instanceof RuntimeException re)
@@ -160,20 +199,39 @@ final class LearnerRunner
     }
 
     /**
-     * Refuses later runs, asks a running loop to end and waits until it has (unless called from the loop's own
-     * thread, e.g. from a hook). An interrupt ends the wait early and is kept on the thread.
+     * Refuses later runs and closes: at once when no loop runs; else asks the loop to end after its update in flight
+     * and lets it close in its {@code finally}. From another thread it waits until the closing has run (an interrupt
+     * ends the wait early, kept on the thread: the loop still closes); from the loop's own thread (a hook) it returns
+     * at once. A second call is harmless: it returns when the first closing has run (or at once on the loop's thread).
+     *
+     * @throws RuntimeException the closing's first failure (others suppressed), to the first caller that waited for
+     *                          it or ran it; a close asked for on the loop's thread has it thrown from the run instead
      */
     void close()
     {
+        final boolean first;
+        final boolean closeHere;
         synchronized (lock)
         {
+            first = !closed;
             closed = true;
             endRequested = true;
+            closeHere = first && null == loopThread;
+            closeAskedByLoop |= first && Thread.currentThread() == loopThread;
+        }
+        if (closeHere)
+        {
+            final RuntimeException e = runClose();
+            if (null != e)
+            {
+                throw e;
+            }
+            return;
         }
         wakeUp.run();
         synchronized (lock)
         {
-            while (null != loopThread && Thread.currentThread() != loopThread)
+            while (!closeDone && Thread.currentThread() != loopThread)
             {
                 try
                 {
@@ -181,10 +239,48 @@ final class LearnerRunner
                 }
                 catch (final InterruptedException ex)
                 {
+                    // The loop closes when it ends whether or not anyone waits for it.
                     Thread.currentThread().interrupt();
                     return;
                 }
             }
+            if (first && closeDone && null != closeFailure && !closeAskedByLoop)
+            {
+                throw closeFailure;
+            }
         }
+    }
+
+    /** @return whether {@link #close()} was called */
+    boolean closed()
+    {
+        synchronized (lock)
+        {
+            return closed;
+        }
+    }
+
+    private RuntimeException runClose()
+    {
+        RuntimeException failure = null;
+        try
+        {
+            closer.closeResources();
+        }
+        catch (final RuntimeException e)
+        {
+            failure = e;
+        }
+        catch (final Error e)
+        {
+            failure = new IllegalStateException("closing learner " + learner.instanceName() + " failed: " + e, e);
+        }
+        synchronized (lock)
+        {
+            closeFailure = failure;
+            closeDone = true;
+            lock.notifyAll();
+        }
+        return failure;
     }
 }

@@ -195,18 +195,30 @@ public final class LearnerLog implements AutoCloseable
         return null == file ? null : file.file();
     }
 
-    /** Flushes and closes the summary writer, then the text log. */
+    /** Flushes and closes the summary writer, then the text log, which is closed even when the writer fails. */
     @Override
     public void close()
     {
-        if (null != tbLogger)
+        try
         {
-            tbLogger.flush();
-            tbLogger.close();
+            if (null != tbLogger)
+            {
+                try
+                {
+                    tbLogger.flush();
+                }
+                finally
+                {
+                    tbLogger.close();
+                }
+            }
         }
-        if (null != file)
+        finally
         {
-            file.close();
+            if (null != file)
+            {
+                file.close();
+            }
         }
     }
 }

@@ -2,10 +2,9 @@ package org.ding4j.log;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.Arrays;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ObjDoubleConsumer;
 
 /**
@@ -13,28 +12,72 @@ import java.util.function.ObjDoubleConsumer;
  * gets an index; after that {@link #put(int, double)} stores a primitive with no allocation and no hashing.
  * {@link #clear()} forgets the values but keeps the keys and their indices.
  * <p>
- * Threads: {@link #register} is setup-time and single-threaded. After that, any number of threads may
- * {@link #put(int, double)} (e.g. a collector thread writing its own keys) while the training thread reads and
- * clears: values and presence flags are written with release and read with acquire ordering (plain stores and
- * loads on x86), so a reader sees a whole value, never a torn one, and no lock is taken.
+ * Threads: each key has one writer at a time, but different keys may have different writers (e.g. a collector
+ * thread writing its own keys) while the training thread reads and clears, and any thread may register keys
+ * meanwhile. Registration is serialised and never moves the slots (they are sized once, {@link #capacity()} keys), so
+ * a put racing a register lands where readers look. A value is present when its stamp equals the current generation,
+ * which {@link #clear()} advances: a put that read the generation before a racing clear stamps the old one and stays
+ * cleared, so a clear never lets the previous update's value back in. Values and stamps are written with release and
+ * read with acquire ordering (plain stores and loads on x86): a reader sees a whole value, never a torn one, and no
+ * lock is taken on put, read or clear. {@code ConcurrencyStressTest} checks these claims.
  */
 public final class ScalarDict
 {
-    private final Map<String, Integer> indexOf = new HashMap<>();
-    private String[] names = new String[16];
+    /** Keys a dict holds at most unless built with another capacity: 64 KiB of slots. */
+    public static final int DEFAULT_CAPACITY = 1024;
     private static final VarHandle LONGS = MethodHandles.arrayElementVarHandle(long[].class);
-    // Each key owns 8 longs (a 64-byte cache line): its value bits and its presence flag. Without the stride,
-    // two threads writing neighbouring keys made each other 10x slower (false sharing; LogBufferBenchmark).
+    private static final VarHandle GENERATION;
+    // Each key owns 8 longs (a 64-byte cache line): its value bits and its stamp. Without the stride, two threads
+    // writing neighbouring keys made each other 10x slower (false sharing; LogBufferBenchmark).
     private static final int STRIDE = 8;
 
-    private long[] slots = new long[16 * STRIDE];
-    private int size;
+    static
+    {
+        try
+        {
+            GENERATION = MethodHandles.lookup().findVarHandle(ScalarDict.class, "generation", long.class);
+        }
+        catch (final ReflectiveOperationException ex)
+        {
+            throw new ExceptionInInitializerError(ex);
+        }
+    }
+
+    private final Map<String, Integer> indexOf = new ConcurrentHashMap<>();
+    private final String[] names;
+    private final long[] slots;
+    /** Keys registered; written under the lock, read without it (names[i] is published before size moves). */
+    private volatile int size;
+    /** Starts at 1: a slot's stamp 0 is never present. Accessed through GENERATION. */
+    @SuppressWarnings("unused")
+    private long generation = 1;
+
+    /** A dict of {@link #DEFAULT_CAPACITY} keys. */
+    public ScalarDict()
+    {
+        this(DEFAULT_CAPACITY);
+    }
 
     /**
-     * Registers a key (idempotent).
+     * @param capacity the most keys it will hold, at least 1
+     * @throws IllegalArgumentException if capacity is below 1
+     */
+    public ScalarDict(final int capacity)
+    {
+        if (capacity < 1)
+        {
+            throw new IllegalArgumentException("capacity: expected at least 1 key, got " + capacity);
+        }
+        names = new String[capacity];
+        slots = new long[capacity * STRIDE];
+    }
+
+    /**
+     * Registers a key (idempotent), from any thread.
      *
      * @param key the name
      * @return its index
+     * @throws IllegalStateException if the dict already holds {@link #capacity()} keys
      */
     public int register(final String key)
     {
@@ -44,14 +87,24 @@ public final class ScalarDict
         {
             return existing;
         }
-        if (size == names.length)
+        synchronized (indexOf)
         {
-            names = Arrays.copyOf(names, size * 2);
-            slots = Arrays.copyOf(slots, size * 2 * STRIDE);
+            final Integer raced = indexOf.get(key);
+            if (null != raced)
+            {
+                return raced;
+            }
+            final int index = size;
+            if (index == names.length)
+            {
+                throw new IllegalStateException("log buffer: cannot register key=" + key + ": it holds its capacity of "
+                    + names.length + " keys");
+            }
+            names[index] = key;
+            size = index + 1;
+            indexOf.put(key, index);
+            return index;
         }
-        names[size] = key;
-        indexOf.put(key, size);
-        return size++;
     }
 
     /**
@@ -62,9 +115,9 @@ public final class ScalarDict
      */
     public void put(final int index, final double value)
     {
-        final long[] slots = this.slots;
+        final long stamp = (long)GENERATION.getAcquire(this);
         LONGS.setRelease(slots, index * STRIDE, Double.doubleToRawLongBits(value));
-        LONGS.setRelease(slots, index * STRIDE + 1, 1L);
+        LONGS.setRelease(slots, index * STRIDE + 1, stamp);
     }
 
     /**
@@ -130,13 +183,16 @@ public final class ScalarDict
         return count;
     }
 
-    /** Forgets every value; keys keep their indices. */
+    /** Forgets every value in one step (the generation moves on); keys keep their indices. */
     public void clear()
     {
-        for (int i = 0; i < size; i++)
-        {
-            LONGS.setRelease(slots, i * STRIDE + 1, 0L);
-        }
+        GENERATION.getAndAddRelease(this, 1L);
+    }
+
+    /** @return the most keys it holds */
+    public int capacity()
+    {
+        return names.length;
     }
 
     /** @return keys registered so far (indices 0 to this - 1) */
@@ -160,7 +216,7 @@ public final class ScalarDict
      */
     public boolean isPresent(final int index)
     {
-        return 0L != (long)LONGS.getAcquire(slots, index * STRIDE + 1);
+        return (long)GENERATION.getAcquire(this) == (long)LONGS.getAcquire(slots, index * STRIDE + 1);
     }
 
     /**

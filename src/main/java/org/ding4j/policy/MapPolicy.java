@@ -4,11 +4,18 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * DI-engine's way of writing a policy: {@link #learn} returns its log vars as a map (or a list of maps, one per
- * update) and the learner routes them. This base class adapts those maps onto the {@link LogSink}, so the learner
- * has one train path for both styles; it allocates what the maps allocate. A {@code priority} entry in the (last)
- * map is taken out (the policy's map is not changed) and reported with the ids that each item of a batch of maps
- * carries under {@code replay_buffer_idx} and {@code replay_unique_id} (-1 where absent).
+ * DI-engine's way of writing a policy: {@link #learn} returns an update's log vars as a map and the learner routes
+ * them. This base class adapts those maps onto the {@link LogSink}, so the learner has one train path for both
+ * styles; it allocates what the maps allocate. A {@code priority} entry is taken out (the policy's map is not
+ * changed) and reported with the ids that each item of a batch of maps carries under {@code replay_buffer_idx} and
+ * {@code replay_unique_id} (-1 where absent).
+ * <p>
+ * Several updates per training call: DI-engine's {@code _forward_learn} may run K updates and return a list of K
+ * maps, after which its learner replays {@code after_iter} K times over a policy that has already finished all K.
+ * Here {@link #learn} runs one update and {@link #updatesPerCall} says how many a call makes: the learner calls
+ * {@code learn} that many times on the batch, and each update gets its own {@code before_iter} and
+ * {@code after_iter} hooks and its own {@code train_time}, so a checkpoint hook saves the policy between updates,
+ * as the counter says. A returned list is refused with a message saying so.
  *
  * @param <B> the batch type (DI-engine: a list of transition maps)
  */
@@ -22,12 +29,21 @@ public abstract class MapPolicy<B> implements Policy<B>
     private long[] ids = new long[0];
 
     /**
-     * One training call.
+     * One update.
      *
      * @param batch the batch
-     * @return a map of log vars, or a list of maps (one per update)
+     * @return its log vars
      */
-    protected abstract Object learn(B batch);
+    protected abstract Map<?, ?> learn(B batch);
+
+    /**
+     * @param batch the batch of this training call
+     * @return how many updates ({@link #learn} calls) it makes, at least 1; 1 unless overridden
+     */
+    protected int updatesPerCall(final B batch)
+    {
+        return 1;
+    }
 
     /** Map keys need no registration. */
     @Override
@@ -38,50 +54,42 @@ public abstract class MapPolicy<B> implements Policy<B>
     @Override
     public final void forward(final B batch, final LogSink sink)
     {
-        final List<Map<?, ?>> updates = updatesOf(learn(batch));
-        for (int u = 0; u < updates.size(); u++)
+        final int updates = updatesPerCall(batch);
+        if (updates < 1)
+        {
+            throw new IllegalArgumentException("updatesPerCall: expected at least 1, got " + updates);
+        }
+        for (int u = 0; u < updates; u++)
         {
             if (u > 0)
             {
                 sink.nextUpdate();
             }
-            for (final Map.Entry<?, ?> entry : updates.get(u).entrySet())
-            {
-                final String key = String.valueOf(entry.getKey());
-                if (PRIORITY.equals(key) && u == updates.size() - 1)
-                {
-                    reportPriorities(entry.getValue(), batch, sink);
-                }
-                else
-                {
-                    sink.value(key, entry.getValue());
-                }
-            }
+            route(learn(batch), batch, sink);
         }
     }
 
-    private static List<Map<?, ?>> updatesOf(final Object out)
+    private void route(final Object vars, final B batch, final LogSink sink)
     {
-        if (out instanceof Map<?, ?> map)
+        if (!(vars instanceof Map<?, ?> map))
         {
-            return List.of(map);
+            throw new IllegalArgumentException("policy.learn returned " + (null == vars ? "null"
+                : vars instanceof List<?> list ? "a List of " + list.size() + " elements" : vars.getClass().getName())
+                + "; expected the Map of one update's log vars (for several updates per call, override "
+                + "updatesPerCall: each update then gets its own hooks and train_time)");
         }
-        if (out instanceof List<?> list)
+        for (final Map.Entry<?, ?> entry : map.entrySet())
         {
-            for (final Object element : list)
+            final String key = String.valueOf(entry.getKey());
+            if (PRIORITY.equals(key))
             {
-                if (!(element instanceof Map))
-                {
-                    throw new IllegalArgumentException("policy.learn returned a list holding "
-                        + (null == element ? "null" : element.getClass().getName()) + "; expected maps of log vars");
-                }
+                reportPriorities(entry.getValue(), batch, sink);
             }
-            @SuppressWarnings("unchecked")
-            final List<Map<?, ?>> maps = (List<Map<?, ?>>)list;
-            return maps;
+            else
+            {
+                sink.value(key, entry.getValue());
+            }
         }
-        throw new IllegalArgumentException("policy.learn returned " + (null == out ? "null" : out.getClass().getName())
-            + "; expected a Map of log vars or a List of them");
     }
 
     private void reportPriorities(final Object value, final B batch, final LogSink sink)

@@ -159,14 +159,15 @@ class BaseLearnerTest
             learner.policy(new CountingPolicy()
             {
                 @Override
-                protected Object learn(final Object data)
+                protected Map<String, Object> learn(final Object data)
                 {
-                    return 42;
+                    return null;
                 }
             });
             final IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
                 () -> learner.train(List.of()));
-            assertEquals("policy.learn returned java.lang.Integer; expected a Map of log vars or a List of them",
+            assertEquals("policy.learn returned null; expected the Map of one update's log vars (for several updates "
+                + "per call, override updatesPerCall: each update then gets its own hooks and train_time)",
                 bad.getMessage());
         }
     }
@@ -291,7 +292,7 @@ class BaseLearnerTest
         final CountingPolicy policy = new CountingPolicy()
         {
             @Override
-            protected Object learn(final Object data)
+            protected Map<String, Object> learn(final Object data)
             {
                 return Map.of("total_loss", torch.ones(3).sum(), "[histogram]td", torch.ones(2, 2),
                     "cur_lr", 0.1);
@@ -314,7 +315,7 @@ class BaseLearnerTest
             learner.policy(new CountingPolicy()
             {
                 @Override
-                protected Object learn(final Object data)
+                protected Map<String, Object> learn(final Object data)
                 {
                     return Map.of("total_loss", torch.ones(2));
                 }

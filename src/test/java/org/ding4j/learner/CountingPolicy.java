@@ -18,25 +18,26 @@ class CountingPolicy extends MapPolicy<Object>
     final List<Map<String, Object>> loaded = new ArrayList<>();
 
     @Override
-    protected Object learn(final Object data)
+    protected Map<String, Object> learn(final Object data)
     {
         trained.add(data);
-        final List<Map<String, Object>> out = new ArrayList<>();
-        for (int i = 0; i < updatesPerCall; i++)
-        {
-            updates++;
-            final Map<String, Object> vars = new LinkedHashMap<>();
-            vars.put("total_loss", 1.0 / updates);
-            vars.put("cur_lr", 0.1);
-            vars.put("[scalars]q", new java.util.TreeMap<>(Map.of("a", 1.0, "b", 2.0)));
-            vars.put("[histogram]td", List.of(1.0, 2.0, 3.0));
-            out.add(vars);
-        }
+        updates++;
+        final Map<String, Object> vars = new LinkedHashMap<>();
+        vars.put("total_loss", 1.0 / updates);
+        vars.put("cur_lr", 0.1);
+        vars.put("[scalars]q", new java.util.TreeMap<>(Map.of("a", 1.0, "b", 2.0)));
+        vars.put("[histogram]td", List.of(1.0, 2.0, 3.0));
         if (withPriority)
         {
-            out.get(out.size() - 1).put("priority", List.of(0.5, 0.25));
+            vars.put("priority", List.of(0.5, 0.25));
         }
-        return 1 == updatesPerCall ? out.get(0) : out;
+        return vars;
+    }
+
+    @Override
+    protected int updatesPerCall(final Object data)
+    {
+        return updatesPerCall;
     }
 
     @Override

@@ -115,7 +115,7 @@ class StartTest
         final CountingPolicy policy = new CountingPolicy()
         {
             @Override
-            protected Object learn(final Object data)
+            protected Map<String, Object> learn(final Object data)
             {
                 if (3 == updates)
                 {

@@ -139,7 +139,7 @@ public class LearnerTrainBenchmark
         private double x;
 
         @Override
-        protected Object learn(final Object data)
+        protected Map<String, Object> learn(final Object data)
         {
             x += 1.0;
             final Map<String, Object> vars = new HashMap<>(8);
