@@ -269,13 +269,14 @@ public class BaseLearner<B> implements AutoCloseable
         {
             beginUpdate();
             policy.forward(data, sink);
-            endUpdate();
         }
-        finally
+        catch (final RuntimeException | Error e)
         {
-            // Also when a hook or the policy throws: the next update must not see this one's vars.
+            // The next update must not see this one's vars; endUpdate clears them itself, also when a hook throws.
             buffer.clear();
+            throw e;
         }
+        endUpdate();
     }
 
     /**

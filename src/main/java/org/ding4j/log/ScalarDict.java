@@ -13,8 +13,8 @@ import java.util.function.ObjDoubleConsumer;
  * {@link #clear()} forgets the values but keeps the keys and their indices.
  * <p>
  * Threads: each key has one writer at a time, but different keys may have different writers (e.g. a collector
- * thread writing its own keys) while the training thread reads and clears, and any thread may register keys
- * meanwhile. Registration is serialised and never moves the slots (they are sized once, {@link #capacity()} keys), so
+ * thread writing its own keys) while the training thread reads and clears (the one clearer), and any thread may
+ * register keys meanwhile. Registration is serialised and never moves the slots (they are sized once, {@link #capacity()} keys), so
  * a put racing a register lands where readers look. A value is present when its stamp equals the current generation,
  * which {@link #clear()} advances: a put that read the generation before a racing clear stamps the old one and stays
  * cleared, so a clear never lets the previous update's value back in. Values and stamps are written with release and
@@ -183,10 +183,13 @@ public final class ScalarDict
         return count;
     }
 
-    /** Forgets every value in one step (the generation moves on); keys keep their indices. */
+    /**
+     * Forgets every value in one step (the generation moves on); keys keep their indices. From one thread at a time
+     * (the training thread): a plain release store, not an atomic add, keeps it off the hot path's cost.
+     */
     public void clear()
     {
-        GENERATION.getAndAddRelease(this, 1L);
+        GENERATION.setRelease(this, (long)GENERATION.getAcquire(this) + 1L);
     }
 
     /** @return the most keys it holds */
