@@ -861,9 +861,10 @@ public class BaseLearner<B> implements AutoCloseable
         }
 
         @Override
-        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+        public void priority(final double[] values, final int valueCount, final int[] slots, final long[] ids,
+            final int itemCount)
         {
-            priorities.set(values, slots, ids, count);
+            priorities.set(values, valueCount, slots, ids, itemCount);
         }
 
         @Override

@@ -7,13 +7,14 @@ import java.util.Map;
 import org.ding4j.policy.PriorityFeedback;
 
 /**
- * DI-engine's {@code priority_info}: one priority per sample of the last update that reported priorities, with the
- * replay-buffer slot and unique id the sample was drawn with (-1 where unknown). A copy; the allocation-free view is
- * {@link BaseLearner#priorities()}.
+ * DI-engine's {@code priority_info}: the priority values of the last update that reported priorities, and the
+ * replay-buffer slot and unique id of each data item of its batch (-1 where unknown). The two may differ in length, as
+ * in DI-engine, where the ids are read from the data whatever number of values the policy returned. A copy; the
+ * allocation-free view is {@link BaseLearner#priorities()}.
  *
- * @param priority        |TD error| or another priority per sample
- * @param replayBufferIdx each sample's {@code replay_buffer_idx}
- * @param replayUniqueId  each sample's {@code replay_unique_id}
+ * @param priority        the priority values (|TD error| per sample, or what the policy returned)
+ * @param replayBufferIdx each data item's {@code replay_buffer_idx}
+ * @param replayUniqueId  each data item's {@code replay_unique_id}
  */
 public record PriorityInfo(double[] priority, int[] replayBufferIdx, long[] replayUniqueId)
 {
@@ -23,13 +24,16 @@ public record PriorityInfo(double[] priority, int[] replayBufferIdx, long[] repl
      */
     static PriorityInfo copyOf(final PriorityFeedback feedback)
     {
-        final int n = feedback.count();
-        final double[] priority = new double[n];
-        final int[] slots = new int[n];
-        final long[] ids = new long[n];
-        for (int i = 0; i < n; i++)
+        final double[] priority = new double[feedback.count()];
+        for (int i = 0; i < priority.length; i++)
         {
             priority[i] = feedback.value(i);
+        }
+        final int items = feedback.itemCount();
+        final int[] slots = new int[items];
+        final long[] ids = new long[items];
+        for (int i = 0; i < items; i++)
+        {
             slots[i] = feedback.slot(i);
             ids[i] = feedback.id(i);
         }

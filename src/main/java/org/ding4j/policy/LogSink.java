@@ -49,7 +49,24 @@ public interface LogSink
      * @param count  how many entries are valid
      * @throws IllegalArgumentException if an array is shorter than {@code count}
      */
-    void priority(double[] values, int[] slots, long[] ids, int count);
+    default void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+    {
+        priority(values, count, slots, ids, count);
+    }
+
+    /**
+     * Reports this update's priorities and, separately, where each item of the batch came from, as DI-engine's
+     * {@code priority_info} holds them: one {@code replay_buffer_idx} and {@code replay_unique_id} per data item,
+     * whatever number of priority values the policy returned. The learner copies them before this returns.
+     *
+     * @param values     the priority values
+     * @param valueCount how many values are valid
+     * @param slots      each data item's {@code replay_buffer_idx} (-1 if unknown)
+     * @param ids        each data item's {@code replay_unique_id} (-1 if unknown)
+     * @param itemCount  how many data items (slots and ids) are valid
+     * @throws IllegalArgumentException if a count is negative or an array shorter than its count
+     */
+    void priority(double[] values, int valueCount, int[] slots, long[] ids, int itemCount);
 
     /**
      * Ends the update whose vars were written so far and starts the next, for a policy that runs several updates in
@@ -84,7 +101,8 @@ public interface LogSink
         }
 
         @Override
-        public void priority(final double[] values, final int[] slots, final long[] ids, final int count)
+        public void priority(final double[] values, final int valueCount, final int[] slots, final long[] ids,
+            final int itemCount)
         {
         }
 

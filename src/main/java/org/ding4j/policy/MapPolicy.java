@@ -8,7 +8,8 @@ import java.util.Map;
  * them. This base class adapts those maps onto the {@link LogSink}, so the learner has one train path for both
  * styles; it allocates what the maps allocate. A {@code priority} entry is taken out (the policy's map is not
  * changed) and reported with the ids that each item of a batch of maps carries under {@code replay_buffer_idx} and
- * {@code replay_unique_id} (-1 where absent).
+ * {@code replay_unique_id} (-1 where absent): one pair per data item, however many priority values there are, as
+ * DI-engine's {@code priority_info}.
  * <p>
  * Several updates per training call: DI-engine's {@code _forward_learn} may run K updates and return a list of K
  * maps, after which its learner replays {@code after_iter} K times over a policy that has already finished all K.
@@ -104,10 +105,7 @@ public abstract class MapPolicy<B> implements Policy<B>
         if (priorities.length < n)
         {
             priorities = new double[n];
-            slots = new int[n];
-            ids = new long[n];
         }
-        final List<?> items = batch instanceof List<?> list ? list : List.of();
         for (int i = 0; i < n; i++)
         {
             if (!(values.get(i) instanceof Number number))
@@ -116,11 +114,21 @@ public abstract class MapPolicy<B> implements Policy<B>
                     + values.get(i));
             }
             priorities[i] = number.doubleValue();
-            final Object item = i < items.size() ? items.get(i) : null;
-            slots[i] = (int)id(item, "replay_buffer_idx");
-            ids[i] = id(item, "replay_unique_id");
         }
-        sink.priority(priorities, slots, ids, n);
+        // As DI-engine's priority_info: one id pair per data item, read from the data, whatever n is.
+        final List<?> items = batch instanceof List<?> list ? list : List.of();
+        final int m = items.size();
+        if (slots.length < m)
+        {
+            slots = new int[m];
+            ids = new long[m];
+        }
+        for (int i = 0; i < m; i++)
+        {
+            slots[i] = (int)id(items.get(i), "replay_buffer_idx");
+            ids[i] = id(items.get(i), "replay_unique_id");
+        }
+        sink.priority(priorities, n, slots, ids, m);
     }
 
     private static long id(final Object item, final String key)

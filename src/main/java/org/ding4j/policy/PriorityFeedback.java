@@ -1,10 +1,12 @@
 package org.ding4j.policy;
 
 /**
- * The last update's priorities as the learner keeps them for the replay buffer: one value per sample with the
- * buffer slot and unique id it was drawn with. The learner refills one instance in place on each update that
- * reports priorities (no allocation once its arrays are large enough); read it on the training thread between
- * updates. {@link #count()} is -1 until an update reports priorities.
+ * The last update's priorities as the learner keeps them for the replay buffer: the priority values, and for each data
+ * item of the batch the buffer slot and unique id it was drawn with. For the typed path both are one per sample; for
+ * a map policy, as in DI-engine's {@code priority_info}, the ids are one per data item whatever number of values the
+ * policy returned. The learner refills one instance in place on each update that reports priorities (no allocation
+ * once its arrays are large enough); read it on the training thread between updates. {@link #count()} is -1 until an
+ * update reports priorities.
  */
 public final class PriorityFeedback
 {
@@ -12,9 +14,10 @@ public final class PriorityFeedback
     private int[] slots = new int[0];
     private long[] ids = new long[0];
     private int count = -1;
+    private int itemCount;
 
     /**
-     * Copies an update's priorities in.
+     * Copies an update's priorities in, one value and one slot and id per sample.
      *
      * @param values priority per sample
      * @param slots  buffer slot per sample
@@ -24,21 +27,43 @@ public final class PriorityFeedback
      */
     public void set(final double[] values, final int[] slots, final long[] ids, final int count)
     {
-        if (count < 0 || values.length < count || slots.length < count || ids.length < count)
+        set(values, count, slots, ids, count);
+    }
+
+    /**
+     * Copies an update's priority values and its data items' slots and ids in.
+     *
+     * @param values     the priority values
+     * @param valueCount how many values are valid
+     * @param slots      buffer slot per data item
+     * @param ids        unique id per data item
+     * @param itemCount  how many data items are valid
+     * @throws IllegalArgumentException if a count is negative or an array is shorter than its count
+     */
+    public void set(final double[] values, final int valueCount, final int[] slots, final long[] ids,
+        final int itemCount)
+    {
+        if (valueCount < 0 || itemCount < 0 || values.length < valueCount || slots.length < itemCount
+            || ids.length < itemCount)
         {
-            throw new IllegalArgumentException("priorities: expected count in [0, array lengths], got count " + count
-                + " with " + values.length + " values, " + slots.length + " slots, " + ids.length + " ids");
+            throw new IllegalArgumentException("priorities: expected counts in [0, array lengths], got " + valueCount
+                + " of " + values.length + " values, " + itemCount + " of " + slots.length + " slots and "
+                + ids.length + " ids");
         }
-        if (this.values.length < count)
+        if (this.values.length < valueCount)
         {
-            this.values = new double[count];
-            this.slots = new int[count];
-            this.ids = new long[count];
+            this.values = new double[valueCount];
         }
-        System.arraycopy(values, 0, this.values, 0, count);
-        System.arraycopy(slots, 0, this.slots, 0, count);
-        System.arraycopy(ids, 0, this.ids, 0, count);
-        this.count = count;
+        if (this.slots.length < itemCount)
+        {
+            this.slots = new int[itemCount];
+            this.ids = new long[itemCount];
+        }
+        System.arraycopy(values, 0, this.values, 0, valueCount);
+        System.arraycopy(slots, 0, this.slots, 0, itemCount);
+        System.arraycopy(ids, 0, this.ids, 0, itemCount);
+        this.count = valueCount;
+        this.itemCount = itemCount;
     }
 
     /** Forgets the priorities (count -1). */
@@ -47,10 +72,16 @@ public final class PriorityFeedback
         count = -1;
     }
 
-    /** @return how many samples have priorities, or -1 when none were reported */
+    /** @return how many priority values there are, or -1 when none were reported */
     public int count()
     {
         return count;
+    }
+
+    /** @return how many data items have a slot and an id (0 before the first report) */
+    public int itemCount()
+    {
+        return itemCount;
     }
 
     /**
@@ -63,7 +94,7 @@ public final class PriorityFeedback
     }
 
     /**
-     * @param i sample index
+     * @param i data item index, below {@link #itemCount()}
      * @return its {@code replay_buffer_idx}, or -1
      */
     public int slot(final int i)
@@ -72,7 +103,7 @@ public final class PriorityFeedback
     }
 
     /**
-     * @param i sample index
+     * @param i data item index, below {@link #itemCount()}
      * @return its {@code replay_unique_id}, or -1
      */
     public long id(final int i)

@@ -123,6 +123,33 @@ class BaseLearnerTest
     }
 
     @Test
+    void priorityInfoShouldHoldOneIdPerDataItemWhateverTheNumberOfPriorities()
+    {
+        // DI-engine's scenario: 2 data items, the policy returns 3 priority values.
+        final CountingPolicy policy = new CountingPolicy()
+        {
+            @Override
+            protected Map<String, Object> learn(final Object data)
+            {
+                final Map<String, Object> vars = super.learn(data);
+                vars.put("priority", List.of(0.5, 0.25, 0.125));
+                return vars;
+            }
+        };
+        try (BaseLearner learner = learner("parity", policy))
+        {
+            learner.train(List.of(Map.of("replay_buffer_idx", 3, "replay_unique_id", 11L),
+                Map.of("replay_buffer_idx", 7, "replay_unique_id", 12L)));
+            final Map<?, ?> priority = (Map<?, ?>)learner.learnInfo().toMap().get("priority_info");
+            assertEquals(List.of(0.5, 0.25, 0.125), priority.get("priority"));
+            assertEquals(List.of(3, 7), priority.get("replay_buffer_idx"));
+            assertEquals(List.of(11L, 12L), priority.get("replay_unique_id"));
+            assertEquals(3, learner.priorities().count());
+            assertEquals(2, learner.priorities().itemCount());
+        }
+    }
+
+    @Test
     void shouldRouteLogVarsAndHaveTrainTimeBeforeAfterIterHooks()
     {
         final CountingPolicy policy = new CountingPolicy();

@@ -218,7 +218,9 @@ public final class ReplayBuffer
             return 0;
         }
         int applied = 0;
-        for (int i = 0; i < feedback.count(); i++)
+        // Values and data items pair up by position (DI-engine's buffer zips them); extra ones of either are skipped.
+        final int pairs = Math.min(feedback.count(), feedback.itemCount());
+        for (int i = 0; i < pairs; i++)
         {
             applied += update(feedback.slot(i), feedback.id(i), feedback.value(i)) ? 1 : 0;
         }

@@ -51,7 +51,8 @@ class DqnPolicyFusedTest
         }
 
         @Override
-        public void priority(final double[] p, final int[] slots, final long[] ids, final int count)
+        public void priority(final double[] p, final int count, final int[] slots, final long[] ids,
+            final int items)
         {
             System.arraycopy(p, 0, priorities, 0, count);
         }

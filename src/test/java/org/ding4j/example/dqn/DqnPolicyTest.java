@@ -186,7 +186,8 @@ class DqnPolicyTest
         }
 
         @Override
-        public void priority(final double[] p, final int[] slots, final long[] ids, final int count)
+        public void priority(final double[] p, final int count, final int[] slots, final long[] ids,
+            final int items)
         {
             priorities = java.util.Arrays.copyOf(p, count);
         }
