@@ -251,15 +251,6 @@ final class LearnerRunner
         }
     }
 
-    /** @return whether {@link #close()} was called */
-    boolean closed()
-    {
-        synchronized (lock)
-        {
-            return closed;
-        }
-    }
-
     private RuntimeException runClose()
     {
         RuntimeException failure = null;
@@ -271,15 +262,15 @@ final class LearnerRunner
         {
             failure = e;
         }
-        catch (final Error e)
+        finally
         {
-            failure = new IllegalStateException("closing learner " + learner.instanceName() + " failed: " + e, e);
-        }
-        synchronized (lock)
-        {
-            closeFailure = failure;
-            closeDone = true;
-            lock.notifyAll();
+            // Also if an Error escapes the closer: a close() waiting for the closing must not wait forever.
+            synchronized (lock)
+            {
+                closeFailure = failure;
+                closeDone = true;
+                lock.notifyAll();
+            }
         }
         return failure;
     }

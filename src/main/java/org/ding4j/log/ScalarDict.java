@@ -14,8 +14,8 @@ import java.util.function.ObjDoubleConsumer;
  * <p>
  * Threads: each key has one writer at a time, but different keys may have different writers (e.g. a collector
  * thread writing its own keys) while the training thread reads and clears (the one clearer), and any thread may
- * register keys meanwhile. Registration is serialised and never moves the slots (they are sized once, {@link #capacity()} keys), so
- * a put racing a register lands where readers look. A value is present when its stamp equals the current generation,
+ * register keys meanwhile. Registration is serialised and never moves the slots (they are sized once, for
+ * {@link #capacity()} keys), so a put racing a register lands where readers look. A value is present when its stamp equals the current generation,
  * which {@link #clear()} advances: a put that read the generation before a racing clear stamps the old one and stays
  * cleared, so a clear never lets the previous update's value back in. Values and stamps are written with release and
  * read with acquire ordering (plain stores and loads on x86): a reader sees a whole value, never a torn one, and no

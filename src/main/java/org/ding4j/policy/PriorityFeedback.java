@@ -66,10 +66,11 @@ public final class PriorityFeedback
         this.itemCount = itemCount;
     }
 
-    /** Forgets the priorities (count -1). */
+    /** Forgets the priorities (count -1, item count 0). */
     public void clear()
     {
         count = -1;
+        itemCount = 0;
     }
 
     /** @return how many priority values there are, or -1 when none were reported */

@@ -85,13 +85,4 @@ final class Binding
     {
         return addresses[i];
     }
-
-    /**
-     * @param i a tensor's position
-     * @return the tensor (null for a null entry)
-     */
-    Tensor tensor(final int i)
-    {
-        return tensors[i];
-    }
 }

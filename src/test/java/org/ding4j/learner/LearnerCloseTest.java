@@ -50,7 +50,8 @@ class LearnerCloseTest
         private final Runnable onCall;
         private final RuntimeException closeFailure;
 
-        Probe(final String name, final HookPosition position, final Runnable onCall, final RuntimeException closeFailure)
+        Probe(final String name, final HookPosition position, final Runnable onCall,
+            final RuntimeException closeFailure)
         {
             super(name, 0, position);
             this.onCall = onCall;

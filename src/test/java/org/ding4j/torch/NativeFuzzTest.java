@@ -109,7 +109,8 @@ class NativeFuzzTest
         }
         // Now and then a layout that does not hold: it must be refused, and nothing else runs on it.
         final int corrupt = random.nextInt(10);
-        final long[] givenOffsets = 0 == corrupt ? java.util.Arrays.copyOf(offsets, offsets.length - 1) : offsets.clone();
+        final long[] givenOffsets = 0 == corrupt ? java.util.Arrays.copyOf(offsets, offsets.length - 1)
+            : offsets.clone();
         if (1 == corrupt)
         {
             givenOffsets[random.nextInt(givenOffsets.length)] += online.numel() - 1;
