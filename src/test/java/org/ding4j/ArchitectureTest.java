@@ -14,9 +14,11 @@ import org.junit.jupiter.api.Test;
 /**
  * The library's layers, checked on the compiled classes: the core (config, checkpoint, torch, log, data, policy,
  * hook, dist, learner, internal) imports neither the RL example ({@code org.ding4j.example..}) nor the command line
- * ({@code org.ding4j.cli..}); the example does not import the command line; only the command line uses picocli; and
- * no package depends on another in a cycle. The same rules are run on a fixture with a core -> example import and a
- * package cycle, where they must fail, so a rule that stopped seeing violations would fail this test too.
+ * ({@code org.ding4j.cli..}); the example does not import the command line; only the command line uses picocli; the
+ * JMX and Micrometer integrations stay out of the core, only the latter sees Micrometer, the JFR events see nothing
+ * of ding4j's; and no package depends on another in a cycle. The same rules are run on a fixture with a core ->
+ * example import and a package cycle, where they must fail, so a rule that stopped seeing violations would fail this
+ * test too.
  */
 class ArchitectureTest
 {
@@ -61,6 +63,24 @@ class ArchitectureTest
         // picocli is an optional dependency: an embedder does not have it on the class path.
         noClasses().that().resideOutsideOfPackage("org.ding4j.cli..")
             .should().dependOnClassesThat().resideInAPackage("picocli..")
+            .check(LIBRARY);
+    }
+
+    @Test
+    void theIntegrationsShouldStayOutOfTheCore()
+    {
+        // JMX and Micrometer sit on top of the learner; Micrometer is optional, so only its binder may see it.
+        noClasses().that().resideInAPackage("org.ding4j..")
+            .and().resideOutsideOfPackages("org.ding4j.jmx..", "org.ding4j.micrometer..", "org.ding4j.example..",
+                "org.ding4j.cli..")
+            .should().dependOnClassesThat().resideInAnyPackage("org.ding4j.jmx..", "org.ding4j.micrometer..")
+            .check(LIBRARY);
+        noClasses().that().resideOutsideOfPackage("org.ding4j.micrometer..")
+            .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
+            .check(LIBRARY);
+        // Every layer emits JFR events, so the events depend on nothing of ding4j's.
+        noClasses().that().resideInAPackage("org.ding4j.jfr..")
+            .should().dependOnClassesThat().resideOutsideOfPackages("org.ding4j.jfr..", "java..", "jdk.jfr..")
             .check(LIBRARY);
     }
 

@@ -22,6 +22,7 @@ import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
 import org.bytedeco.pytorch.gloo.Device;
 import org.bytedeco.pytorch.nccl.ProcessGroupNCCL;
+import org.ding4j.jfr.AllReduceEvent;
 
 /**
  * One c10d process group through libtorch: rendezvous on a {@code TCPStore} that rank 0 hosts at
@@ -42,6 +43,8 @@ public final class DistGroup implements AutoCloseable
     /** Gloo's CPU backend, the only one in the default build. */
     public static final String GLOO = "gloo";
     /** The store key under which a failing rank leaves its cause for the others. */
+    /** Asked only whether the event type is on: never committed, so one instance serves every group. */
+    private static final AllReduceEvent ALL_REDUCE_PROBE = new AllReduceEvent();
     private static final String FAILURE_KEY = "ding4j/failure";
     /** Where rank 0 writes the job's identity for the others to check. */
     private static final String JOB_KEY = "ding4j/job";
@@ -203,13 +206,36 @@ public final class DistGroup implements AutoCloseable
     }
 
     /**
-     * Sums a tensor over all ranks in place.
+     * Sums a tensor over all ranks in place; one JFR {@link AllReduceEvent} when recorded.
      *
      * @param tensor    contiguous, on the device of this group's backend
      * @param operation what it is for, named in errors (e.g. "allreduce gradients")
      * @throws DistException if a rank fails or the timeout passes
      */
     public void allReduceSum(final Tensor tensor, final String operation)
+    {
+        if (ALL_REDUCE_PROBE.isEnabled())
+        {
+            final AllReduceEvent event = new AllReduceEvent();
+            event.begin();
+            allReduce(tensor, operation);
+            event.end();
+            if (event.shouldCommit())
+            {
+                event.purpose = operation;
+                event.bytes = tensor.nbytes();
+                event.rank = info.rank();
+                event.worldSize = info.worldSize();
+                event.commit();
+            }
+        }
+        else
+        {
+            allReduce(tensor, operation);
+        }
+    }
+
+    private void allReduce(final Tensor tensor, final String operation)
     {
         final Backend backend = backend(tensor, operation);
         one.put(0, tensor);

@@ -6,14 +6,19 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
+import org.ding4j.jfr.HookEvent;
 
 /**
  * A learner's hooks: one array per position, sorted by priority and stable among equal priorities, walked by
- * index on every call so that dispatch allocates nothing. Changed at setup only; not thread-safe.
+ * index on every call so that dispatch allocates nothing. Changed at setup only; not thread-safe. While JFR
+ * records {@code org.ding4j.Hook}, each call is one {@link HookEvent} (allocated then; when off, the check is one
+ * field read per call).
  */
 public final class Hooks
 {
     private static final LearnerHook[] NONE = new LearnerHook[0];
+    /** Asked only whether the event type is on: never committed, so one instance serves every thread. */
+    private static final HookEvent PROBE = new HookEvent();
 
     private final LearnerHook[][] byPosition = new LearnerHook[HookPosition.values().length][];
 
@@ -111,6 +116,18 @@ public final class Hooks
      */
     public static void call(final LearnerHook hook, final HookContext context)
     {
+        if (PROBE.isEnabled())
+        {
+            callRecorded(hook, context);
+        }
+        else
+        {
+            invoke(hook, context);
+        }
+    }
+
+    private static void invoke(final LearnerHook hook, final HookContext context)
+    {
         try
         {
             hook.call(context);
@@ -122,6 +139,27 @@ public final class Hooks
         catch (final Throwable t)
         {
             throw new HookException(hook, t);
+        }
+    }
+
+    private static void callRecorded(final LearnerHook hook, final HookContext context)
+    {
+        final HookEvent event = new HookEvent();
+        event.begin();
+        try
+        {
+            invoke(hook, context);
+        }
+        finally
+        {
+            event.end();
+            if (event.shouldCommit())
+            {
+                event.position = hook.position().configName();
+                event.hook = hook.name();
+                event.update = context.lastIter();
+                event.commit();
+            }
         }
     }
 

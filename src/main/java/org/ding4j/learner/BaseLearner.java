@@ -1,38 +1,28 @@
 package org.ding4j.learner;
 
-import java.io.IOException;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 
-import org.ding4j.checkpoint.AtomicFiles;
-import org.ding4j.checkpoint.CheckpointIO;
 import org.ding4j.config.Config;
-import org.ding4j.config.ConfigFiles;
 import org.ding4j.data.AsyncDataLoader;
 import org.ding4j.data.DataSource;
 import org.ding4j.data.DeviceTransfer;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.StopVote;
-import org.ding4j.hook.Checkpoints;
-import org.ding4j.hook.HookContext;
-import org.ding4j.hook.HookException;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.Hooks;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.hook.LogReducer;
 import org.ding4j.internal.JvmFlags;
-import org.ding4j.log.LearnerLatency;
 import org.ding4j.log.LearnerLog;
 import org.ding4j.log.LogBuffer;
-import org.ding4j.log.ScalarDict;
 import org.ding4j.log.SummaryWriter;
-import org.ding4j.log.TickMonitor;
-import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
 import org.ding4j.policy.PriorityFeedback;
-import org.slf4j.Logger;
 
 /**
  * DI-engine's {@code BaseLearner}: owns the training side of an RL job. It drives a {@link Policy}'s updates,
@@ -74,27 +64,20 @@ public class BaseLearner<B> implements AutoCloseable
     private final LearnerLog log;
     private final Hooks hooks;
     private final CountVar lastIter = new CountVar(0);
-    private final Sink sink = new Sink();
-    private final PriorityFeedback priorities = new PriorityFeedback();
-    private final Context context = new Context();
+    private final LearnerContext context = new LearnerContext(this);
     private final LearnerCheckpoints checkpoints;
-    private final LearnerRunner runner = new LearnerRunner(this, this::closeResources);
-    /** The log's buffer, its scalar dict and the latency recorders, read on every update: cached, not looked up. */
-    private final LogBuffer buffer;
-    private final ScalarDict scalar;
-    private final LearnerLatency latency;
-    private final int trainTimeIndex;
-    private final int dataTimeIndex;
+    private final LearnerRunner runner = new LearnerRunner(this,
+        () -> LearnerResources.closeAll(this.dataloader, hooks(), log(), this.closeWith));
+    /** Closed after the learner's own resources, last added first (a JMX bean, a metrics binding). */
+    private final List<AutoCloseable> closeWith = new CopyOnWriteArrayList<>();
+    private final UpdateCycle cycle;
 
     private Policy<B> policy;
     private LogReducer logReducer;
     private DataSource<B> dataSource;
     private DeviceTransfer<B> deviceTransfer;
     private AsyncDataLoader<B> dataloader;
-    private volatile long collectorEnvstep;
     private boolean learnerDone;
-    /** Start of the update whose train_time is measured (the call, or the previous update of a multi-update call). */
-    private long updateStart;
 
     /**
      * Builds a learner.
@@ -135,11 +118,7 @@ public class BaseLearner<B> implements AutoCloseable
         final boolean monitoring = 0 == rank || !effective.getBoolean("only_monitor_rank0")
             || effective.getBoolean("is_multitask_pipeline");
         this.log = new LearnerLog(instanceName, rank, monitoring);
-        this.buffer = log.buffer();
-        this.scalar = buffer.scalar();
-        this.latency = log.latency();
-        this.trainTimeIndex = scalar.register("train_time");
-        this.dataTimeIndex = scalar.register("data_time");
+        this.cycle = new UpdateCycle(instanceName, hooks, context, lastIter, log);
         if (null != policy)
         {
             bind(policy);
@@ -148,8 +127,8 @@ public class BaseLearner<B> implements AutoCloseable
         log.open(expName, tbLogger);
         if (0 == rank)
         {
-            writeEffectiveConfig();
-            removeStaleTemporaries();
+            LearnerConfig.writeEffective(Config.empty().with("learner", this.cfg), Path.of(expName), log);
+            checkpoints.removeStaleTemporaries();
         }
         if (null != policy)
         {
@@ -189,37 +168,6 @@ public class BaseLearner<B> implements AutoCloseable
         return LearnerConfig.SCHEMA.defaults();
     }
 
-    private void writeEffectiveConfig()
-    {
-        final Path file = Path.of(expName).resolve("config.yaml");
-        try
-        {
-            ConfigFiles.writeYaml(Config.empty().with("learner", cfg), file);
-        }
-        catch (final IOException ex)
-        {
-            log.close();
-            throw new IllegalStateException("cannot write the effective config to " + file, ex);
-        }
-    }
-
-    /** A killed earlier run may have left temporary checkpoint files: they are no checkpoints, so they go. */
-    private void removeStaleTemporaries()
-    {
-        try
-        {
-            for (final Path stale : AtomicFiles.removeStaleTemporaries(checkpoints.dir()))
-            {
-                info("removed " + stale + ", left by an interrupted write");
-            }
-        }
-        catch (final IOException ex)
-        {
-            log.close();
-            throw new IllegalStateException("cannot clean the checkpoint folder " + checkpoints.dir() + ": " + ex, ex);
-        }
-    }
-
     /**
      * Sets the policy: builds the monitor from its {@code monitorVars()} on monitoring ranks, registers its log
      * keys, and logs {@code policy.info()} when {@code log_policy} is on.
@@ -236,7 +184,7 @@ public class BaseLearner<B> implements AutoCloseable
     {
         Objects.requireNonNull(policy, "policy");
         log.monitorVars(policy.monitorVars());
-        policy.registerLogVars(sink);
+        policy.registerLogVars(cycle);
         this.policy = policy;
     }
 
@@ -249,8 +197,9 @@ public class BaseLearner<B> implements AutoCloseable
     }
 
     /**
-     * One training call, DI-engine's {@code train(data, envstep)}: {@code before_iter} hooks, the policy's update,
-     * then per update {@code train_time}, {@code lastIter + 1}, the {@code after_iter} hooks and the buffers cleared.
+     * One training call, DI-engine's {@code train(data, envstep)}: what {@link #control()} asked for first (a pause,
+     * a checkpoint), then {@code before_iter} hooks, the policy's update, then per update {@code train_time},
+     * {@code lastIter + 1}, the {@code after_iter} hooks and the buffers cleared.
      *
      * @param data    the batch
      * @param envstep the collector env step this batch was collected at (-1 if unknown)
@@ -264,19 +213,20 @@ public class BaseLearner<B> implements AutoCloseable
         {
             throw new IllegalStateException("please set learner policy before train()");
         }
-        collectorEnvstep = envstep;
+        runner.control().between();
+        cycle.collectorEnvstep(envstep);
         try
         {
-            beginUpdate();
-            policy.forward(data, sink);
+            cycle.begin();
+            policy.forward(data, cycle);
         }
         catch (final RuntimeException | Error e)
         {
-            // The next update must not see this one's vars; endUpdate clears them itself, also when a hook throws.
-            buffer.clear();
+            // The next update must not see this one's vars; end() clears them itself, also when a hook throws.
+            cycle.abort();
             throw e;
         }
-        endUpdate();
+        cycle.end();
     }
 
     /**
@@ -287,28 +237,6 @@ public class BaseLearner<B> implements AutoCloseable
     public void train(final B data)
     {
         train(data, -1);
-    }
-
-    private void beginUpdate()
-    {
-        hooks.call(HookPosition.BEFORE_ITER, context);
-        updateStart = System.nanoTime();
-    }
-
-    private void endUpdate()
-    {
-        final long elapsed = System.nanoTime() - updateStart;
-        latency.recordTrainNs(elapsed);
-        scalar.put(trainTimeIndex, elapsed * 1e-9);
-        lastIter.add(1);
-        try
-        {
-            hooks.call(HookPosition.AFTER_ITER, context);
-        }
-        finally
-        {
-            buffer.clear();
-        }
     }
 
     /**
@@ -344,62 +272,10 @@ public class BaseLearner<B> implements AutoCloseable
         final AsyncDataLoader<B> loader = dataloader;
         if (null == loader)
         {
-            throw new IllegalStateException("start() needs a data loader: set dataSource(...) and call setupDataloader()");
+            throw new IllegalStateException(
+                "start() needs a data loader: set dataSource(...) and call setupDataloader()");
         }
-        // Wake-ups before this run (a stop() that ended the last one) are not this run's.
-        final long wakeUps = loader.wakeUps();
-        return run(new TrainingLoop()
-        {
-            private B batch;
-
-            @Override
-            public boolean prepare()
-            {
-                final long waitStart = System.nanoTime();
-                batch = loader.next(wakeUps);
-                final long waited = System.nanoTime() - waitStart;
-                latency.recordDataNs(waited);
-                scalar.put(dataTimeIndex, waited * 1e-9);
-                return null != batch;
-            }
-
-            @Override
-            public void update()
-            {
-                // The collector side sets the env step (collectorEnvstep(long)) as it goes; keep it.
-                train(batch, collectorEnvstep);
-            }
-        });
-    }
-
-    /**
-     * Rank 0 saves {@link #INTERRUPT_CHECKPOINT} (the policy state with the current counters) and logs it.
-     *
-     * @throws IOException if the write fails (an older file of that name stays intact)
-     */
-    void saveInterruptCheckpoint() throws IOException
-    {
-        if (0 == rank)
-        {
-            info("stop signal: saved " + checkpoints.save(INTERRUPT_CHECKPOINT) + " after " + lastIter.val()
-                + " updates");
-        }
-    }
-
-    void saveQuietly(final String fileName, final Throwable failure)
-    {
-        if (0 != rank || null == policy)
-        {
-            return;
-        }
-        try
-        {
-            info("saved " + checkpoints.save(fileName) + " after " + lastIter.val() + " updates");
-        }
-        catch (final Exception | Error e)
-        {
-            failure.addSuppressed(e);
-        }
+        return run(new LoaderLoop<>(this, cycle, loader));
     }
 
     /**
@@ -498,44 +374,15 @@ public class BaseLearner<B> implements AutoCloseable
         runner.close();
     }
 
-    private void closeResources()
+    /**
+     * Ties a resource to the learner's lifecycle: closed after the learner's own resources when it closes (last
+     * added first), also when one of those fails. Integrations use it to unregister themselves.
+     *
+     * @param resource closes what belongs to this learner
+     */
+    public void closeWith(final AutoCloseable resource)
     {
-        RuntimeException failure = null;
-        if (null != dataloader)
-        {
-            failure = closeOne(failure, null, dataloader);
-        }
-        for (final LearnerHook hook : hooks.all())
-        {
-            failure = closeOne(failure, hook, hook::close);
-        }
-        failure = closeOne(failure, null, log);
-        if (null != failure)
-        {
-            throw failure;
-        }
-    }
-
-    /** Closes one resource; the first failure is kept, later ones are suppressed into it. */
-    private static RuntimeException closeOne(final RuntimeException failure, final LearnerHook hook,
-        final AutoCloseable resource)
-    {
-        try
-        {
-            resource.close();
-            return failure;
-        }
-        catch (final Exception | Error e)
-        {
-            final RuntimeException wrapped = null != hook ? new HookException(hook, e)
-                : e instanceof RuntimeException re ? re : new IllegalStateException("closing the learner: " + e, e);
-            if (null == failure)
-            {
-                return wrapped;
-            }
-            failure.addSuppressed(wrapped);
-            return failure;
-        }
+        closeWith.add(0, Objects.requireNonNull(resource, "resource"));
     }
 
     /**
@@ -590,6 +437,7 @@ public class BaseLearner<B> implements AutoCloseable
     /** @return {@code {learner_step, priority_info, learner_done}}; allocates a copy of the priorities */
     public LearnInfo learnInfo()
     {
+        final PriorityFeedback priorities = cycle.priorities();
         return new LearnInfo(lastIter.val(), priorities.count() < 0 ? null : PriorityInfo.copyOf(priorities),
             learnerDone);
     }
@@ -600,7 +448,7 @@ public class BaseLearner<B> implements AutoCloseable
      */
     public PriorityFeedback priorities()
     {
-        return priorities;
+        return cycle.priorities();
     }
 
     /**
@@ -644,12 +492,6 @@ public class BaseLearner<B> implements AutoCloseable
         return checkpoints;
     }
 
-    /** @return {@code ./{exp}/log/{instance}/{instance}_logger.txt}, where this learner's text log belongs */
-    public Path logFile()
-    {
-        return log.file();
-    }
-
     /** @return the completed-update counter */
     public CountVar lastIter()
     {
@@ -680,46 +522,10 @@ public class BaseLearner<B> implements AutoCloseable
         return policy;
     }
 
-    /** @return the tick monitor on monitoring ranks (after a policy is set), else null */
-    public TickMonitor monitor()
-    {
-        return log.monitor();
-    }
-
     /** @return the log buffers */
     public LogBuffer logBuffer()
     {
-        return buffer;
-    }
-
-    /** @return train_time and data_time latency recorders (percentiles per log_show interval and in total) */
-    public LearnerLatency latency()
-    {
-        return latency;
-    }
-
-    /** @return the text logger */
-    public Logger logger()
-    {
-        return log.logger();
-    }
-
-    /** @return the summary writer on monitoring ranks, or null */
-    public SummaryWriter tbLogger()
-    {
-        return log.tbLogger();
-    }
-
-    /** @return the checkpoint name the save hook uses instead of the iteration name, or null */
-    public String ckptName()
-    {
-        return checkpoints.nameOverride();
-    }
-
-    /** @param name the checkpoint name for the next save, or null */
-    public void ckptName(final String name)
-    {
-        checkpoints.nameOverride(name);
+        return log.buffer();
     }
 
     /** @return the experiment name (its folder) */
@@ -737,13 +543,13 @@ public class BaseLearner<B> implements AutoCloseable
     /** @return the collector env step of the last update (0 before the first, -1 if the caller did not know it) */
     public long collectorEnvstep()
     {
-        return collectorEnvstep;
+        return cycle.collectorEnvstep();
     }
 
     /** @param envstep the collector env step */
     public void collectorEnvstep(final long envstep)
     {
-        this.collectorEnvstep = envstep;
+        cycle.collectorEnvstep(envstep);
     }
 
     /** @return the effective (merged) learner config */
@@ -758,120 +564,30 @@ public class BaseLearner<B> implements AutoCloseable
         return hooks;
     }
 
-    /** @return {@code ./{exp}/ckpt}, or {@code ./{exp}/ckpt_{instance}} when the instance is not {@code learner} */
-    public Path checkpointDir()
-    {
-        return checkpoints.dir();
-    }
-
-    /** @param io how checkpoints are read and written */
-    public void checkpointIO(final CheckpointIO io)
-    {
-        checkpoints.io(io);
-    }
-
     /** @param reducer averages log values across ranks */
     public void logReducer(final LogReducer reducer)
     {
         this.logReducer = Objects.requireNonNull(reducer, "reducer");
     }
 
+    /** @return the log reducer, or null while a distributed learner has none yet */
+    LogReducer logReducerOrNull()
+    {
+        return logReducer;
+    }
+
+    /**
+     * @return pause, resume and checkpoint-now requests, carried out by the training thread between updates (what
+     *         the JMX bean drives)
+     */
+    public LearnerControl control()
+    {
+        return runner.control();
+    }
+
     /** @return whether the last run ended normally (its iterations, the data, or {@code stop()/close()}) */
     public boolean learnerDone()
     {
         return learnerDone;
-    }
-
-    /** What hooks see: counters, rank, logs, checkpoints, the log reducer; not the learner. */
-    private final class Context implements HookContext
-    {
-        @Override
-        public long lastIter()
-        {
-            return lastIter.val();
-        }
-
-        @Override
-        public long collectorEnvstep()
-        {
-            return collectorEnvstep;
-        }
-
-        @Override
-        public int rank()
-        {
-            return rank;
-        }
-
-        @Override
-        public int worldSize()
-        {
-            return worldSize;
-        }
-
-        @Override
-        public String instanceName()
-        {
-            return instanceName;
-        }
-
-        @Override
-        public LearnerLog log()
-        {
-            return log;
-        }
-
-        @Override
-        public Checkpoints checkpoints()
-        {
-            return checkpoints;
-        }
-
-        @Override
-        public LogReducer logReducer()
-        {
-            if (null == logReducer)
-            {
-                throw new IllegalStateException("world size " + worldSize + " needs a log reducer: call "
-                    + "learner.distributed(...) or logReducer(...) with the process group's reducer");
-            }
-            return logReducer;
-        }
-    }
-
-    /** The policy's sink: the {@code scalar} buffer by index, map-style values routed, priorities copied. */
-    private final class Sink implements LogSink
-    {
-        @Override
-        public int register(final String key)
-        {
-            return scalar.register(key);
-        }
-
-        @Override
-        public void put(final int index, final double value)
-        {
-            scalar.put(index, value);
-        }
-
-        @Override
-        public void value(final String key, final Object value)
-        {
-            buffer.route(key, value);
-        }
-
-        @Override
-        public void priority(final double[] values, final int valueCount, final int[] slots, final long[] ids,
-            final int itemCount)
-        {
-            priorities.set(values, valueCount, slots, ids, itemCount);
-        }
-
-        @Override
-        public void nextUpdate()
-        {
-            endUpdate();
-            beginUpdate();
-        }
     }
 }

@@ -1,6 +1,7 @@
 package org.ding4j.learner;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -9,16 +10,19 @@ import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.CheckpointIO;
 import org.ding4j.checkpoint.CorruptCheckpointException;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.hook.Checkpoints;
+import org.ding4j.jfr.CheckpointEvent;
 
 /**
  * A learner's checkpoints: its policy's {@code stateDict()} plus {@code last_iter} and {@code last_step}, written
  * through a {@link CheckpointIO} (PyTorch's format by default) into {@code ./{exp}/ckpt} (or
  * {@code ./{exp}/ckpt_{instance}}). The save hooks, the run's interrupt and exception checkpoints and
- * {@code load_ckpt} all go through here. Used on the training thread.
+ * {@code load_ckpt} all go through here, each save and load one JFR {@link CheckpointEvent} when recorded. Used on
+ * the training thread.
  */
 public final class LearnerCheckpoints implements Checkpoints
 {
@@ -94,6 +98,8 @@ public final class LearnerCheckpoints implements Checkpoints
     public Path save(final String fileName) throws IOException
     {
         final Path file = dir.resolve(fileName);
+        final CheckpointEvent event = new CheckpointEvent();
+        event.begin();
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(learner.requirePolicy().stateDict());
@@ -102,7 +108,81 @@ public final class LearnerCheckpoints implements Checkpoints
             parts.forEach((key, part) -> state.put(key, part.save().get()));
             io.write(file, state);
         }
+        commit(event, "save", file);
         return file;
+    }
+
+    private void commit(final CheckpointEvent event, final String operation, final Path file) throws IOException
+    {
+        event.end();
+        if (event.shouldCommit())
+        {
+            event.operation = operation;
+            event.file = file.toString();
+            event.bytes = Files.size(file);
+            event.update = learner.trainIter();
+            event.commit();
+        }
+    }
+
+    /**
+     * Rank 0 saves {@link BaseLearner#INTERRUPT_CHECKPOINT} (the policy state with the current counters), logged.
+     *
+     * @throws IOException if the write fails (an older file of that name stays intact)
+     */
+    void saveOnInterrupt() throws IOException
+    {
+        if (0 == learner.rank())
+        {
+            learner.info("stop signal: saved " + save(BaseLearner.INTERRUPT_CHECKPOINT) + " after "
+                + learner.trainIter() + " updates");
+        }
+    }
+
+    /** Rank 0 saves a checkpoint of a failed run; a failure of the save is suppressed into the run's. */
+    void saveQuietly(final String fileName, final Throwable failure)
+    {
+        if (0 != learner.rank() || null == learner.policy())
+        {
+            return;
+        }
+        try
+        {
+            learner.info("saved " + save(fileName) + " after " + learner.trainIter() + " updates");
+        }
+        catch (final Exception | Error e)
+        {
+            failure.addSuppressed(e);
+        }
+    }
+
+    /** The checkpoint asked for through {@link LearnerControl}: {@code iteration_N.pth.tar}, rank 0 only. */
+    Path saveRequested() throws IOException
+    {
+        if (0 != learner.rank())
+        {
+            throw new IllegalStateException("rank " + learner.rank() + " writes no checkpoints: ask rank 0");
+        }
+        final Path file = save("iteration_" + learner.trainIter() + ".pth.tar");
+        learner.info("saved " + file + " on request after " + learner.trainIter() + " updates");
+        return file;
+    }
+
+    /** A killed earlier run may have left temporary checkpoint files: they are no checkpoints, so they go. */
+    void removeStaleTemporaries()
+    {
+        try
+        {
+            for (final Path stale : AtomicFiles.removeStaleTemporaries(dir))
+            {
+                learner.info("removed " + stale + ", left by an interrupted write");
+            }
+        }
+        catch (final IOException ex)
+        {
+            learner.log().close();
+            throw new IllegalStateException("cannot clean the checkpoint folder " + dir + ": " + ex, ex);
+        }
     }
 
     private static Long counter(final Path file, final Object value, final String key, final long min)
@@ -123,6 +203,8 @@ public final class LearnerCheckpoints implements Checkpoints
     @Override
     public void load(final Path file) throws IOException
     {
+        final CheckpointEvent event = new CheckpointEvent();
+        event.begin();
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(io.read(file));
@@ -155,5 +237,6 @@ public final class LearnerCheckpoints implements Checkpoints
             }
             restored.forEach((key, map) -> parts.get(key).restore().accept(map));
         }
+        commit(event, "load", file);
     }
 }

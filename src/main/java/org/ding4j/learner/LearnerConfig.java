@@ -1,12 +1,16 @@
 package org.ding4j.learner;
 
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 import org.ding4j.config.Config;
+import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
+import org.ding4j.log.LearnerLog;
 
 /**
  * The learner's config: DI-engine's defaults (SPEC section 1) and the rules each key must meet, so that a bad value
@@ -48,5 +52,27 @@ final class LearnerConfig
         root.put("only_monitor_rank0", true);
         root.put("hook", hook);
         return root;
+    }
+
+    /**
+     * Writes the effective config as {@code {exp}/config.yaml} (rank 0, at construction).
+     *
+     * @param effective the config to write
+     * @param expDir    the experiment folder
+     * @param log       closed if the write fails, since the learner is not built then
+     * @throws IllegalStateException naming the file if it cannot be written
+     */
+    static void writeEffective(final Config effective, final Path expDir, final LearnerLog log)
+    {
+        final Path file = expDir.resolve("config.yaml");
+        try
+        {
+            ConfigFiles.writeYaml(effective, file);
+        }
+        catch (final IOException ex)
+        {
+            log.close();
+            throw new IllegalStateException("cannot write the effective config to " + file, ex);
+        }
     }
 }

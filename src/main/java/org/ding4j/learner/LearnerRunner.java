@@ -39,11 +39,18 @@ final class LearnerRunner
     private volatile boolean signalled;
     private volatile Runnable wakeUp = () -> { };
     private StopVote vote;
+    private final LearnerControl control;
 
     LearnerRunner(final BaseLearner<?> learner, final Closer closer)
     {
         this.learner = learner;
         this.closer = closer;
+        this.control = new LearnerControl(() -> learner.checkpoints().saveRequested(), () -> endRequested || signalled);
+    }
+
+    LearnerControl control()
+    {
+        return control;
     }
 
     void vote(final StopVote vote)
@@ -87,14 +94,14 @@ final class LearnerRunner
             outcome = loop(loop, iterations);
             if (RunOutcome.INTERRUPTED == outcome)
             {
-                learner.saveInterruptCheckpoint();
+                learner.checkpoints().saveOnInterrupt();
             }
         }
         catch (final Throwable t)
         {
             failure = t;
             learner.log().error("training failed at iteration " + learner.trainIter(), t);
-            learner.saveQuietly(BaseLearner.EXCEPTION_CHECKPOINT, t);
+            learner.checkpoints().saveQuietly(BaseLearner.EXCEPTION_CHECKPOINT, t);
             if (null != vote)
             {
                 vote.failed(t);
@@ -165,6 +172,8 @@ final class LearnerRunner
         final StopVote vote = this.vote;
         for (long i = 0; i < iterations; i++)
         {
+            // A pause or a checkpoint asked for from another thread happens here, between two updates.
+            control.between();
             // A stop asked for during the last update needs no preparation (a collect, a batch) before it acts.
             final boolean more = !signalled && !endRequested && loop.prepare();
             final int wish = signalled ? StopVote.SIGNAL : endRequested || !more ? StopVote.END : StopVote.CONTINUE;
@@ -188,14 +197,20 @@ final class LearnerRunner
     {
         // Runs on the JVM's signal thread: set a flag only; the training thread saves after the update in flight.
         signalled = true;
+        wake();
+    }
+
+    private void wake()
+    {
         wakeUp.run();
+        control.wake();
     }
 
     /** Asks a running loop to return after the update in flight. */
     void requestEnd()
     {
         endRequested = true;
-        wakeUp.run();
+        wake();
     }
 
     /**
@@ -228,7 +243,7 @@ final class LearnerRunner
             }
             return;
         }
-        wakeUp.run();
+        wake();
         synchronized (lock)
         {
             while (!closeDone && Thread.currentThread() != loopThread)

@@ -11,8 +11,9 @@ import org.HdrHistogram.SingleWriterRecorder;
  * the log reporter takes an interval histogram per report (recycled, so no allocation after warm-up) and adds it to
  * a running total. Percentiles per interval go into the log table.
  * <p>
- * Threads: record on the training thread; {@link #takeInterval()} on the reporter; {@link #total} from any thread
- * (it copies under the lock {@code takeInterval} holds).
+ * Threads: record on the training thread; {@link #takeInterval()} on the reporter; {@link #total} and
+ * {@link #percentile} from any thread (a JMX client, a metrics registry): they drain the recorders into the totals
+ * under the lock {@code takeInterval} holds, and what they drained still counts in the reporter's next interval.
  */
 public final class LearnerLatency
 {
@@ -23,8 +24,14 @@ public final class LearnerLatency
 
     private final SingleWriterRecorder train = new SingleWriterRecorder(HIGHEST_NS, SIGNIFICANT_DIGITS);
     private final SingleWriterRecorder data = new SingleWriterRecorder(HIGHEST_NS, SIGNIFICANT_DIGITS);
-    private Histogram trainInterval;
-    private Histogram dataInterval;
+    private Histogram trainInterval = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
+    private Histogram dataInterval = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
+    /** Drained from the recorders, recycled; guarded by this. */
+    private Histogram trainDrained;
+    private Histogram dataDrained;
+    /** Drained since the reporter's last interval; guarded by this. */
+    private final Histogram trainPending = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
+    private final Histogram dataPending = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
     private final Histogram trainTotal = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
     private final Histogram dataTotal = new Histogram(HIGHEST_NS, SIGNIFICANT_DIGITS);
 
@@ -47,10 +54,27 @@ public final class LearnerLatency
      */
     public synchronized void takeInterval()
     {
-        trainInterval = train.getIntervalHistogram(trainInterval);
-        dataInterval = data.getIntervalHistogram(dataInterval);
-        trainTotal.add(trainInterval);
-        dataTotal.add(dataInterval);
+        drain();
+        move(trainPending, trainInterval);
+        move(dataPending, dataInterval);
+    }
+
+    private static void move(final Histogram from, final Histogram to)
+    {
+        to.reset();
+        to.add(from);
+        from.reset();
+    }
+
+    /** Under the lock: what the training thread recorded goes into the totals and the reporter's pending interval. */
+    private void drain()
+    {
+        trainDrained = train.getIntervalHistogram(trainDrained);
+        dataDrained = data.getIntervalHistogram(dataDrained);
+        trainTotal.add(trainDrained);
+        dataTotal.add(dataDrained);
+        trainPending.add(trainDrained);
+        dataPending.add(dataDrained);
     }
 
     /** @return the last interval's train_time histogram (ns); reader thread only, valid until the next take */
@@ -72,10 +96,36 @@ public final class LearnerLatency
      */
     public synchronized Histogram total(final String var)
     {
+        return totalOf(var).copy();
+    }
+
+    /**
+     * @param var        {@code train_time} or {@code data_time}
+     * @param percentile 0 to 100
+     * @return that percentile over everything recorded so far (ns; 0 before the first value), allocation-free
+     * @throws IllegalArgumentException for another name
+     */
+    public synchronized long percentile(final String var, final double percentile)
+    {
+        return totalOf(var).getValueAtPercentile(percentile);
+    }
+
+    /**
+     * @param var {@code train_time} or {@code data_time}
+     * @return values recorded so far
+     */
+    public synchronized long count(final String var)
+    {
+        return totalOf(var).getTotalCount();
+    }
+
+    private Histogram totalOf(final String var)
+    {
+        drain();
         return switch (var)
         {
-            case "train_time" -> trainTotal.copy();
-            case "data_time" -> dataTotal.copy();
+            case "train_time" -> trainTotal;
+            case "data_time" -> dataTotal;
             default -> throw new IllegalArgumentException("latency: expected train_time or data_time, got " + var);
         };
     }

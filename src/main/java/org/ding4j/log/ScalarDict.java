@@ -223,7 +223,17 @@ public final class ScalarDict
     }
 
     /**
-     * @param index a registered index holding a value
+     * @param index a registered index
+     * @return whether it was ever written: {@link #value(int)} then holds the last value put, also after a clear
+     *         (what a monitor thread reads as the key's latest value)
+     */
+    public boolean wasWritten(final int index)
+    {
+        return 0L != (long)LONGS.getAcquire(slots, index * STRIDE + 1);
+    }
+
+    /**
+     * @param index a registered index holding a value (or {@linkplain #wasWritten written} before a clear)
      * @return the value
      */
     public double value(final int index)

@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.jfr.NativeLoadEvent;
 
 /**
  * The one process-safe entry point that loads ding4j's native libraries (OpenBLAS, libtorch, {@code jniding4j}).
@@ -23,7 +24,7 @@ import org.bytedeco.pytorch.global.torch;
  * <p>
  * {@link Threads#configure()}, the kernels and the command line call this before anything else; an application that
  * builds libtorch objects itself should call {@code Threads.configure()} (or this) first. Thread-safe; later calls
- * return at once.
+ * return at once. Each library's load is one JFR {@link NativeLoadEvent} when recorded.
  */
 public final class Natives
 {
@@ -60,9 +61,9 @@ public final class Natives
             try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock lock = channel.lock())
             {
-                Loader.load(openblas_nolapack.class);
-                Loader.load(torch.class);
-                loadKernels();
+                recorded("openblas", () -> Loader.load(openblas_nolapack.class));
+                recorded("libtorch", () -> Loader.load(torch.class));
+                recorded("ding4j", Natives::loadKernels);
             }
             catch (final IOException ex)
             {
@@ -76,20 +77,36 @@ public final class Natives
         }
     }
 
+    /** Loads one library; a JFR {@link NativeLoadEvent} (library, JavaCPP's path for it, duration) when recorded. */
+    private static void recorded(final String library, final java.util.function.Supplier<String> load)
+    {
+        final NativeLoadEvent event = new NativeLoadEvent();
+        event.begin();
+        final String path = load.get();
+        event.end();
+        if (event.shouldCommit())
+        {
+            event.library = library;
+            event.path = path;
+            event.commit();
+        }
+    }
+
     /**
      * ding4j's own kernels; a pure-Java build ({@code -Djavacpp.compiler.skip=true}) has none, and then only the
      * fused optimizers, which need them, fail (when they are used) instead of everything that loads libtorch.
      */
-    private static void loadKernels()
+    private static String loadKernels()
     {
         try
         {
-            Loader.load(NativeKernels.class);
+            return Loader.load(NativeKernels.class);
         }
         catch (final UnsatisfiedLinkError ex)
         {
             org.slf4j.LoggerFactory.getLogger(Natives.class).warn("ding4j's native kernels (jniding4j) are not "
                 + "built: the fused optimizers cannot run ({})", ex.getMessage());
+            return null;
         }
     }
 

@@ -73,7 +73,8 @@ class BaseLearnerTest
                 first.train(List.of(), i * 10);
             }
             assertEquals(Set.of("iteration_5.pth.tar"), checkpoints("first"));
-            final Map<String, Object> saved = first.checkpoints().io().read(first.checkpointDir().resolve("iteration_5.pth.tar"));
+            final Map<String, Object> saved = first.checkpoints().io()
+                .read(first.checkpoints().dir().resolve("iteration_5.pth.tar"));
             assertEquals(5L, saved.get("last_iter"));
             assertEquals(40L, saved.get("last_step"));
             assertEquals(5L, ((Map<?, ?>)saved.get("model")).get("updates"), "iteration_5 holds exactly 5 updates");
@@ -213,7 +214,7 @@ class BaseLearnerTest
                 learner.train(List.of(), 7);
             }
             assertEquals(0, learner.logBuffer().scalar().count(), "the learner clears the buffers after after_iter");
-            assertEquals(4, learner.monitor().time());
+            assertEquals(4, learner.log().monitor().time());
         }
         // The reporter thread writes the summaries; close() drains it before closing the writer.
         // Percentiles cover the samples since the reporter last wrote: the first report has some, later ones may not.
@@ -223,7 +224,7 @@ class BaseLearnerTest
             "learner_iter/train_time_p99_ms@2", "learner_step/train_time_p99_ms@7", "learner_iter/train_time_max_ms@2",
             "learner_step/train_time_max_ms@7"), latencyTags.subList(0, 6));
         writer.events.removeIf(e -> e.contains("train_time_"));
-        assertEquals(4, learner.latency().total("train_time").getTotalCount());
+        assertEquals(4, learner.log().latency().total("train_time").getTotalCount());
         assertEquals(List.of(
             "learner_iter/cur_lr_avg@2=0.1", "learner_step/cur_lr_avg@7=0.1",
             "learner_iter/total_loss_avg@2=0.75", "learner_step/total_loss_avg@7=0.75", "learner/td@2#3",
@@ -231,8 +232,8 @@ class BaseLearnerTest
             "learner_iter/total_loss_avg@4=0.5208333333333333", "learner_step/total_loss_avg@7=0.5208333333333333",
             "learner/td@4#3"), writer.events);
         assertTrue(writer.closed, "close() closes the summary writer");
-        final String text = Files.readString(learner.logFile());
-        assertTrue(learner.logFile().endsWith(Path.of("show/log/learner/learner_logger.txt")));
+        final String text = Files.readString(learner.log().file());
+        assertTrue(learner.log().file().endsWith(Path.of("show/log/learner/learner_logger.txt")));
         assertTrue(text.contains("[RANK0]: === Training Iteration 2 Result ==="), text);
         assertTrue(text.contains("| Name  | cur_lr_avg | total_loss_avg | train_time_p50_ms |"), text);
         assertTrue(text.contains("| Value | 0.100000   | 0.750000       |"), text);
@@ -261,8 +262,8 @@ class BaseLearnerTest
         try (BaseLearner rank1 = new BaseLearner(base, new CountingPolicy(), new RecordingWriter(), new DistInfo(1, 2),
             dir.resolve("r").toString(), "learner"))
         {
-            assertNull(rank1.monitor());
-            assertNull(rank1.tbLogger());
+            assertNull(rank1.log().monitor());
+            assertNull(rank1.log().tbLogger());
             assertNotNull(rank1.hooks().find(HookPosition.AFTER_ITER, "log_reduce_after_iter"),
                 "world size > 1 adds log_reduce");
             final HookException ex = assertThrows(HookException.class, () -> rank1.train(List.of()));
@@ -272,7 +273,7 @@ class BaseLearnerTest
         try (BaseLearner multitask = new BaseLearner(Config.of(Map.of("is_multitask_pipeline", true)),
             new CountingPolicy(), null, new DistInfo(1, 2), dir.resolve("m").toString(), "learner"))
         {
-            assertNotNull(multitask.monitor(), "a multitask pipeline monitors every rank");
+            assertNotNull(multitask.log().monitor(), "a multitask pipeline monitors every rank");
         }
     }
 
@@ -283,7 +284,7 @@ class BaseLearnerTest
         {
             learner.train(List.of());
             learner.saveCheckpoint("ckpt_best.pth.tar");
-            assertNull(learner.ckptName());
+            assertNull(learner.checkpoints().nameOverride());
             assertEquals(Set.of("ckpt_best.pth.tar"), checkpoints("named"));
         }
         try (BaseLearner learner = learner("none", "hook.save_ckpt_after_run=false"))
@@ -521,7 +522,7 @@ class BaseLearnerTest
             learner.train("batch");
             learner.train("batch");
             assertEquals(List.of(1.0, 0.5), losses);
-            assertEquals(0.75, learner.monitor().avg("total_loss"));
+            assertEquals(0.75, learner.log().monitor().avg("total_loss"));
             final PriorityFeedback feedback = learner.priorities();
             assertEquals(2, feedback.count());
             assertEquals(0.7, feedback.value(1));

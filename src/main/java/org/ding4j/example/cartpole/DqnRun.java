@@ -188,7 +188,7 @@ final class DqnRun implements AutoCloseable
         catch (final IOException ex)
         {
             throw new java.io.UncheckedIOException("cannot save " + DqnPipeline.BEST_CHECKPOINT + " in "
-                + learner.checkpointDir(), ex);
+                + learner.checkpoints().dir(), ex);
         }
     }
 
@@ -201,7 +201,7 @@ final class DqnRun implements AutoCloseable
         final Throwable error)
     {
         final double wallS = elapsedS();
-        final Path ckptDir = learner.checkpointDir();
+        final Path ckptDir = learner.checkpoints().dir();
         final Path best = ckptDir.resolve(DqnPipeline.BEST_CHECKPOINT);
         final Map<String, Object> paths = new LinkedHashMap<>();
         List<String> checkpoints;
@@ -215,7 +215,7 @@ final class DqnRun implements AutoCloseable
         }
         paths.put("checkpoints", checkpoints);
         paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
-        paths.put("log", learner.logFile().toString());
+        paths.put("log", learner.log().file().toString());
         paths.put("tensorboard", Path.of(exp, "log", "learner", "learner_tb_logger").toString());
         paths.put("config", Path.of(exp, "total_config.yaml").toString());
         paths.put("world_size", dist.worldSize());

@@ -67,7 +67,7 @@ class OwnershipTest
                 }
             }
             assertEquals(50, learner.trainIter());
-            final double loss = learner.monitor().avg("total_loss");
+            final double loss = learner.log().monitor().avg("total_loss");
             assertTrue(Double.isFinite(loss) && loss >= 0, "a finite loss after the scope closed: " + loss);
             assertEquals(List.of("cur_lr", "total_loss", "q_value", "target_q_value"), policy.monitorVars());
         }

@@ -1,0 +1,221 @@
+package org.ding4j.learner;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BooleanSupplier;
+
+/**
+ * Control of a running learner from other threads (a JMX client, a service's control plane): pause and resume
+ * between updates, and a checkpoint saved now. The training thread carries out each request at its next update
+ * boundary (before each update of {@code run()} and {@code start()}, and at the start of each {@code train()}
+ * call), so nothing touches the policy under a running update. A paused learner waits there until
+ * {@link #resume()}, {@code stop()}, {@code close()} or a stop signal; on a distributed job its peers wait for it in
+ * their next collective.
+ * <p>
+ * The check the training thread pays per update is one volatile read.
+ */
+public final class LearnerControl
+{
+    /** Saves a checkpoint on the training thread and says where. */
+    interface Saver
+    {
+        Path save() throws IOException;
+    }
+
+    private final Object lock = new Object();
+    private final ArrayDeque<CompletableFuture<Path>> saves = new ArrayDeque<>();
+    private final Saver saver;
+    private final BooleanSupplier ending;
+    /** Something waits for the training thread: a pause or a save. Read per update without the lock. */
+    private volatile boolean pending;
+    /** Guarded by {@link #lock}. */
+    private boolean paused;
+    /** The training thread waits in a pause now; guarded by {@link #lock}. */
+    private boolean waiting;
+
+    LearnerControl(final Saver saver, final BooleanSupplier ending)
+    {
+        this.saver = saver;
+        this.ending = ending;
+    }
+
+    /** Asks the training thread to wait before its next update until {@link #resume()}; from any thread. */
+    public void pause()
+    {
+        synchronized (lock)
+        {
+            paused = true;
+            pending = true;
+        }
+    }
+
+    /** Ends a pause; from any thread. */
+    public void resume()
+    {
+        synchronized (lock)
+        {
+            paused = false;
+            pending = !saves.isEmpty();
+            lock.notifyAll();
+        }
+    }
+
+    /** @return whether a pause is asked for (the training thread may still be finishing its update) */
+    public boolean paused()
+    {
+        synchronized (lock)
+        {
+            return paused;
+        }
+    }
+
+    /** @return whether the training thread is waiting in a pause now */
+    public boolean waiting()
+    {
+        synchronized (lock)
+        {
+            return waiting;
+        }
+    }
+
+    /**
+     * Saves a checkpoint ({@code iteration_N.pth.tar} in the checkpoint folder, rank 0) at the training thread's
+     * next update boundary, and waits for it.
+     *
+     * @param timeout how long to wait for the training thread
+     * @return the file written
+     * @throws TimeoutException     if no update boundary came within the timeout (the request is withdrawn: it
+     *                              will not save later)
+     * @throws IOException          if the write failed (an older file of that name stays intact)
+     * @throws InterruptedException if interrupted while waiting (the request is withdrawn unless it already runs)
+     */
+    public Path saveCheckpoint(final Duration timeout) throws IOException, TimeoutException, InterruptedException
+    {
+        final CompletableFuture<Path> request = new CompletableFuture<>();
+        synchronized (lock)
+        {
+            saves.add(request);
+            pending = true;
+            lock.notifyAll();
+        }
+        try
+        {
+            return request.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+        catch (final ExecutionException ex)
+        {
+            if (ex.getCause() instanceof IOException io)
+            {
+                throw io;
+            }
+            throw new IllegalStateException("checkpoint save failed: " + ex.getCause(), ex.getCause());
+        }
+        catch (final TimeoutException | InterruptedException ex)
+        {
+            synchronized (lock)
+            {
+                if (saves.remove(request))
+                {
+                    pending = paused || !saves.isEmpty();
+                    if (ex instanceof TimeoutException)
+                    {
+                        throw new TimeoutException("no update boundary within " + timeout.toMillis()
+                            + " ms: the learner is not training; nothing was saved");
+                    }
+                    throw ex;
+                }
+            }
+            // Taken by the training thread already: its result follows shortly.
+            return awaitTaken(request);
+        }
+    }
+
+    private static Path awaitTaken(final CompletableFuture<Path> request) throws IOException
+    {
+        try
+        {
+            return request.join();
+        }
+        catch (final java.util.concurrent.CompletionException ex)
+        {
+            if (ex.getCause() instanceof IOException io)
+            {
+                throw io;
+            }
+            throw ex;
+        }
+    }
+
+    /** On the training thread at an update boundary: carries out what is pending. One volatile read when nothing is. */
+    void between()
+    {
+        if (pending)
+        {
+            service();
+        }
+    }
+
+    /** Ends a pause's wait because the loop is to end (stop, close, signal); the pause itself stays asked for. */
+    void wake()
+    {
+        synchronized (lock)
+        {
+            lock.notifyAll();
+        }
+    }
+
+    private void service()
+    {
+        synchronized (lock)
+        {
+            while (true)
+            {
+                final CompletableFuture<Path> request = saves.poll();
+                if (null != request)
+                {
+                    save(request);
+                    continue;
+                }
+                if (!paused || ending.getAsBoolean())
+                {
+                    break;
+                }
+                waiting = true;
+                try
+                {
+                    lock.wait();
+                }
+                catch (final InterruptedException ex)
+                {
+                    // An interrupted training thread stops waiting; the interrupt stays for the code that owns it.
+                    Thread.currentThread().interrupt();
+                    break;
+                }
+                finally
+                {
+                    waiting = false;
+                }
+            }
+            pending = paused || !saves.isEmpty();
+        }
+    }
+
+    /** Runs under the lock: pause and resume wait for a save in progress, which is what an operator expects. */
+    private void save(final CompletableFuture<Path> request)
+    {
+        try
+        {
+            request.complete(saver.save());
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            request.completeExceptionally(ex);
+        }
+    }
+}
