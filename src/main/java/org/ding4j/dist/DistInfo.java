@@ -98,27 +98,73 @@ public record DistInfo(int rank, int worldSize, int localRank, String masterAddr
     }
 
     /**
+     * The place from torchrun's variables, else SLURM's (an {@code srun} task without torchrun), else one process.
+     * torchrun's: {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code MASTER_ADDR}, {@code MASTER_PORT}.
+     * SLURM's, used for whichever of those is unset: {@code SLURM_PROCID}, {@code SLURM_NTASKS},
+     * {@code SLURM_LOCALID}, and the first host of {@code SLURM_JOB_NODELIST} (e.g. {@code node01} of
+     * {@code node[01-04,07],gpu5}) as the master address. The job's identity: {@code DING4J_JOB_ID}, else
+     * {@code TORCHELASTIC_RUN_ID}, else {@code SLURM_JOB_ID}. Defaults: 0, 1, the rank, 127.0.0.1, 29500, none.
+     *
      * @param environment the process environment ({@code System.getenv()})
-     * @return the place from {@code RANK}, {@code WORLD_SIZE}, {@code LOCAL_RANK}, {@code MASTER_ADDR},
-     *         {@code MASTER_PORT} and {@code DING4J_JOB_ID} (or {@code TORCHELASTIC_RUN_ID}), defaulting to 0, 1, RANK,
-     *         127.0.0.1, 29500 and none
-     * @throws IllegalArgumentException naming the variable if one is not an integer or out of range
+     * @return the place
+     * @throws IllegalArgumentException naming the variable if one is not an integer, out of range or (the node
+     *                                  list) not a SLURM host list
      */
     public static DistInfo fromEnvironment(final Map<String, String> environment)
     {
-        final int rank = integer(environment, "RANK", 0);
-        final String addr = environment.get("MASTER_ADDR");
-        return new DistInfo(rank, integer(environment, "WORLD_SIZE", 1), integer(environment, "LOCAL_RANK", rank),
-            null == addr || addr.isBlank() ? DEFAULT_MASTER_ADDR : addr.trim(),
+        final int rank = integer(environment, "RANK", integer(environment, "SLURM_PROCID", 0));
+        final int world = integer(environment, "WORLD_SIZE", integer(environment, "SLURM_NTASKS", 1));
+        final int localRank = integer(environment, "LOCAL_RANK", integer(environment, "SLURM_LOCALID", rank));
+        final String addr = text(environment, "MASTER_ADDR");
+        final String nodes = text(environment, "SLURM_JOB_NODELIST");
+        final String master = null != addr ? addr : null != nodes ? firstHost(nodes) : DEFAULT_MASTER_ADDR;
+        return new DistInfo(rank, world, localRank, master,
             integer(environment, "MASTER_PORT", DEFAULT_MASTER_PORT), jobId(environment));
+    }
+
+    /**
+     * @param nodeList a SLURM host list ({@code SLURM_JOB_NODELIST}): {@code a,b}, {@code node[01-04,07]}, ...
+     * @return its first host, the zero padding kept ({@code node[01-04]} gives {@code node01})
+     * @throws IllegalArgumentException naming the value if it is not a host list
+     */
+    public static String firstHost(final String nodeList)
+    {
+        final String list = nodeList.trim();
+        final int open = list.indexOf('[');
+        final int comma = list.indexOf(',');
+        if (open < 0 || (comma >= 0 && comma < open))
+        {
+            final String first = comma < 0 ? list : list.substring(0, comma);
+            if (first.isEmpty())
+            {
+                throw new IllegalArgumentException("SLURM_JOB_NODELIST: expected a host list, got \"" + nodeList
+                    + "\"");
+            }
+            return first;
+        }
+        final int close = list.indexOf(']', open);
+        final String range = close < 0 ? "" : list.substring(open + 1, close).split(",")[0];
+        final String start = range.split("-")[0];
+        if (0 == open || start.isEmpty() || !start.chars().allMatch(Character::isDigit))
+        {
+            throw new IllegalArgumentException("SLURM_JOB_NODELIST: expected a host list such as node[01-04,07], got \""
+                + nodeList + "\"");
+        }
+        return list.substring(0, open) + start;
     }
 
     private static String jobId(final Map<String, String> environment)
     {
-        final String own = environment.get(JOB_ID_VARIABLE);
-        final String torchrun = environment.get("TORCHELASTIC_RUN_ID");
-        return null != own && !own.isBlank() ? own.trim() : null != torchrun && !torchrun.isBlank()
-            ? torchrun.trim() : "";
+        final String own = text(environment, JOB_ID_VARIABLE);
+        final String torchrun = text(environment, "TORCHELASTIC_RUN_ID");
+        final String slurm = text(environment, "SLURM_JOB_ID");
+        return null != own ? own : null != torchrun ? torchrun : null != slurm ? "slurm-" + slurm : "";
+    }
+
+    private static String text(final Map<String, String> environment, final String name)
+    {
+        final String value = environment.get(name);
+        return null == value || value.isBlank() ? null : value.trim();
     }
 
     private static int integer(final Map<String, String> environment, final String name, final int fallback)
