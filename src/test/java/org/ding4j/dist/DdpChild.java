@@ -26,7 +26,8 @@ import org.ding4j.torch.Threads;
  * {@code 1000 k + r}) until the ranks agree to stop, then prints {@code STOPPED <updates>}. A failure prints
  * {@code FAILED <message>} and exits 3.
  * <p>
- * Arguments: rank world port dir updates timeoutMs [train|start|fail]
+ * Arguments: rank world port dir updates timeoutMs [train|start|fail [masterAddr]]; in train mode it also prints
+ * {@code US_PER_UPDATE u}, the mean wall time of its updates.
  */
 public final class DdpChild
 {
@@ -48,7 +49,9 @@ public final class DdpChild
         final Duration timeout = Duration.ofMillis(Long.parseLong(args[5]));
         final boolean fail = args.length > 6 && "fail".equals(args[6]);
         final boolean start = fail || args.length > 6 && "start".equals(args[6]);
-        final DistInfo info = new DistInfo(rank, world, rank, "127.0.0.1", port);
+        // A test host's address when the ranks run in network namespaces (NetnsHosts), else loopback.
+        final String master = args.length > 7 ? args[7] : "127.0.0.1";
+        final DistInfo info = new DistInfo(rank, world, rank, master, port);
         try (RegressionPolicy policy = new RegressionPolicy(100 + rank);
             BaseLearner<Long> learner = new BaseLearner<>(Config.empty().with("hook.save_ckpt_after_run", false)
                 .with("train_iterations", (long)updates), policy, null, info, dir.resolve("exp").toString(), "learner");
@@ -91,10 +94,12 @@ public final class DdpChild
                 System.out.println("STOPPED " + learner.trainIter());
                 return;
             }
+            final long began = System.nanoTime();
             for (int i = 0; i < updates; i++)
             {
                 learner.train(1000L * i + rank);
             }
+            System.out.printf(Locale.ROOT, "US_PER_UPDATE %.1f%n", (System.nanoTime() - began) / 1e3 / updates);
             if (dist.gradientSync().reductions() != updates)
             {
                 throw new IllegalStateException("expected " + updates + " gradient reductions, got "

@@ -1,0 +1,76 @@
+package org.ding4j.dist;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.ding4j.testing.ChildJvm;
+import org.ding4j.testing.NetnsHosts;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two ranks on two hosts (network namespaces with their own addresses, 1 ms each way between them): they rendezvous
+ * at rank 0's address, all-reduce over real TCP through their own interfaces ({@code GLOO_SOCKET_IFNAME}) and end
+ * with the same parameters, bit for bit, as the same job over loopback. Skipped, with the reason, where namespaces
+ * cannot be made.
+ */
+class NetworkHostsTest
+{
+    private static final int UPDATES = 100;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void twoRanksOnTwoHostsShouldTrainExactlyAsOverLoopback() throws Exception
+    {
+        final Path loopback = Files.createDirectories(dir.resolve("loopback"));
+        final Path hosts = Files.createDirectories(dir.resolve("hosts"));
+        final double loopbackUs = train(null, loopback);
+        final double hostsUs;
+        try (NetnsHosts net = NetnsHosts.create(2, 1000, 0, dir))
+        {
+            hostsUs = train(net, hosts);
+        }
+        for (int r = 0; r < 2; r++)
+        {
+            assertArrayEquals(Files.readAllBytes(loopback.resolve("rank" + r + ".bin")),
+                Files.readAllBytes(hosts.resolve("rank" + r + ".bin")), "rank " + r + ": hosts vs loopback");
+        }
+        // At least the round trips the link adds: a 2 ms RTT per update's all-reduce and vote.
+        assertTrue(hostsUs > loopbackUs + 2000, "per update: hosts " + hostsUs + " us, loopback " + loopbackUs + " us");
+        System.out.printf("per update: loopback %.0f us, 2 hosts at 1 ms each way %.0f us%n", loopbackUs, hostsUs);
+    }
+
+    /** @return rank 0's mean microseconds per update */
+    private static double train(final NetnsHosts net, final Path out) throws Exception
+    {
+        final int port = null == net ? ChildJvm.freePort() : 29611;
+        final List<ChildJvm> ranks = new ArrayList<>();
+        for (int r = 0; r < 2; r++)
+        {
+            final List<String> command = ChildJvm.javaCommand(out, DdpChild.class.getName());
+            command.addAll(List.of(Integer.toString(r), "2", Integer.toString(port), out.toString(),
+                Integer.toString(UPDATES), "30000", "train", null == net ? "127.0.0.1" : net.address(0)));
+            final ProcessBuilder builder = new ProcessBuilder(null == net ? command : net.onHost(r, command));
+            if (null != net)
+            {
+                builder.environment().put("GLOO_SOCKET_IFNAME", net.iface(r));
+            }
+            ranks.add(ChildJvm.start(r, builder, line -> false));
+        }
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(180), () -> "rank " + rank.index + " output:\n" + rank.output());
+            assertTrue(rank.printed("DONE"), rank::output);
+        }
+        final String line = ranks.get(0).firstLine(l -> l.startsWith("US_PER_UPDATE "));
+        return Double.parseDouble(line.substring("US_PER_UPDATE ".length()));
+    }
+}
