@@ -104,20 +104,14 @@ public final class LearnerControl
             pending = true;
             lock.notifyAll();
         }
+        final boolean interrupted;
         try
         {
-            return request.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
-        }
-        catch (final ExecutionException ex)
-        {
-            if (ex.getCause() instanceof IOException io)
-            {
-                throw io;
-            }
-            throw new IllegalStateException("checkpoint save failed: " + ex.getCause(), ex.getCause());
+            return result(request, timeout.toNanos());
         }
         catch (final TimeoutException | InterruptedException ex)
         {
+            interrupted = ex instanceof InterruptedException;
             synchronized (lock)
             {
                 if (saves.remove(request))
@@ -131,24 +125,31 @@ public final class LearnerControl
                     throw ex;
                 }
             }
-            // Taken by the training thread already: its result follows shortly.
-            return awaitTaken(request);
         }
+        // Taken by the training thread already: its result follows shortly; an interrupt is kept for the caller.
+        final Path saved = result(request, Long.MAX_VALUE);
+        if (interrupted)
+        {
+            Thread.currentThread().interrupt();
+        }
+        return saved;
     }
 
-    private static Path awaitTaken(final CompletableFuture<Path> request) throws IOException
+    /** The save's file, or what made it fail: an {@link IOException} as it is, anything else wrapped. */
+    private static Path result(final CompletableFuture<Path> request, final long nanos)
+        throws IOException, TimeoutException, InterruptedException
     {
         try
         {
-            return request.join();
+            return request.get(nanos, TimeUnit.NANOSECONDS);
         }
-        catch (final java.util.concurrent.CompletionException ex)
+        catch (final ExecutionException ex)
         {
             if (ex.getCause() instanceof IOException io)
             {
                 throw io;
             }
-            throw ex;
+            throw new IllegalStateException("checkpoint save failed: " + ex.getCause(), ex.getCause());
         }
     }
 

@@ -76,25 +76,6 @@ class LearnerCloseTest
         }
     }
 
-    private static TrainingLoop loop(final BaseLearner<Object> learner, final Runnable inUpdate)
-    {
-        return new TrainingLoop()
-        {
-            @Override
-            public boolean prepare()
-            {
-                return true;
-            }
-
-            @Override
-            public void update()
-            {
-                inUpdate.run();
-                learner.train(List.of());
-            }
-        };
-    }
-
     @Test
     void aCloseFromAHookShouldEndTheLoopAndCloseAfterTheAfterRunHooks()
     {
@@ -108,12 +89,12 @@ class LearnerCloseTest
         }, null));
         learner.registerHook(new Probe("after_run", HookPosition.AFTER_RUN, () -> { }, null));
         close.set(learner::close);
-        assertEquals(RunOutcome.STOPPED, learner.run(loop(learner, () -> { })));
+        assertEquals(RunOutcome.STOPPED, learner.run(new EndlessLoop(learner, () -> { })));
         assertEquals(3, learner.trainIter(), "no update after the close");
         assertEquals(List.of("closer 1", "closer 2", "closer 3", "after_run 3"), events.subList(0, 4),
             "the hooks are closed by the loop, after after_run, not inside the hook that asked: " + events);
         assertEquals(java.util.Set.of("closer closed", "after_run closed"), java.util.Set.copyOf(events.subList(4, 6)));
-        assertThrows(IllegalStateException.class, () -> learner.run(loop(learner, () -> { })), "closed");
+        assertThrows(IllegalStateException.class, () -> learner.run(new EndlessLoop(learner, () -> { })), "closed");
         learner.close();
         assertEquals(6, events.size(), "closing twice closes nothing twice");
     }
@@ -126,7 +107,7 @@ class LearnerCloseTest
         final CountDownLatch inUpdate = new CountDownLatch(1);
         final CountDownLatch release = new CountDownLatch(1);
         final CountDownLatch closeReturned = new CountDownLatch(1);
-        final Thread training = new Thread(() -> learner.run(loop(learner, () -> {
+        final Thread training = new Thread(() -> learner.run(new EndlessLoop(learner, () -> {
             if (0 == learner.trainIter())
             {
                 inUpdate.countDown();

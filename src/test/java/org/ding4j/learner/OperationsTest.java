@@ -51,24 +51,6 @@ class OperationsTest
             dir.resolve(exp).toString(), instance);
     }
 
-    private static TrainingLoop forever(final BaseLearner<Object> learner)
-    {
-        return new TrainingLoop()
-        {
-            @Override
-            public boolean prepare()
-            {
-                return true;
-            }
-
-            @Override
-            public void update()
-            {
-                learner.train(List.of());
-            }
-        };
-    }
-
     /** Waits for a state another thread reaches, with a deadline (no fixed sleep). */
     private static void await(final BooleanSupplier condition, final String what)
     {
@@ -110,7 +92,8 @@ class OperationsTest
         final LearnerMXBean bean = JMX.newMXBeanProxy(server, name, LearnerMXBean.class);
         // Paused from the training thread itself at update 5, so the pause takes effect before update 6.
         final CountDownLatch atFive = reached(learner, 5, learner.control()::pause);
-        final CompletableFuture<RunOutcome> run = CompletableFuture.supplyAsync(() -> learner.run(forever(learner)));
+        final CompletableFuture<RunOutcome> run =
+            CompletableFuture.supplyAsync(() -> learner.run(new EndlessLoop(learner, () -> { })));
         assertTrue(atFive.await(WAIT_S, TimeUnit.SECONDS));
         await(bean::isWaiting, "the pause");
         assertTrue(bean.isPaused());

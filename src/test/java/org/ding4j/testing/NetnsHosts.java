@@ -51,9 +51,10 @@ public final class NetnsHosts implements AutoCloseable
     public static NetnsHosts create(final int count, final long delayUs, final long lossPpm, final Path workDir)
         throws IOException, InterruptedException
     {
-        if (!"0".equals(run(List.of("id", "-u")).trim()))
+        final String uid = run(List.of("id", "-u")).trim();
+        if (!"0".equals(uid))
         {
-            Assumptions.abort("network namespaces need root; this test runs as uid " + run(List.of("id", "-u")));
+            Assumptions.abort("network namespaces need root; this test runs as uid " + uid);
         }
         try
         {
