@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 // ding4j_kernels.h defines it (an AVX2 clone beside the baseline code); included alone, one code path.
@@ -53,6 +54,16 @@ struct Net {
     std::vector<float> ga, gv, gqa, gqv, gh, gh2;
     std::vector<std::vector<float>> scratch;  // encoder outputs for the next-obs forwards
     std::vector<float> sha, shv, sqa, sqv, qnext, qtarget;
+    // The staged backward (backward_stage): what the last *_begin bound, and how far it got. Stage s finishes the
+    // layers whose entry in finish_order is s; frontier_order lists every layer's lowest offset, highest first.
+    bool mlp = false;
+    int stages = 0;
+    int next_stage = -1;  // -1: no begin since the last complete backward
+    const float* cur_params = nullptr;
+    float* cur_grads = nullptr;
+    const float* cur_input = nullptr;
+    int64_t numel = 0;
+    std::vector<std::pair<int64_t, int>> frontier_order;  // (lowest offset of a layer, the stage that finishes it)
 };
 
 /** e^v for 0 <= v <= 18: Cody-Waite reduction by ln 2, a degree-6 polynomial, the exponent set through its bits. */
@@ -226,6 +237,41 @@ inline Net* new_net(const int64_t sgemm_address) {
     return n;
 }
 
+/** Records that stage finishes layer l (for the frontier) and widens numel to cover it. */
+inline void finished_by(Net& n, const Linear& l, const int stage) {
+    const int64_t lo = l.w < l.b ? l.w : l.b;
+    n.frontier_order.emplace_back(lo, stage);
+    const int64_t end_w = l.w + (int64_t)l.out * l.in;
+    const int64_t end_b = l.b + l.out;
+    n.numel = end_w > n.numel ? end_w : n.numel;
+    n.numel = end_b > n.numel ? end_b : n.numel;
+}
+
+/** Sorts the frontier entries by offset, highest first, once all layers are recorded. */
+inline void sort_frontier(Net& n) {
+    std::vector<std::pair<int64_t, int>>& f = n.frontier_order;
+    for (size_t i = 1; i < f.size(); i++) {
+        for (size_t j = i; j > 0 && f[j - 1].first < f[j].first; j--) {
+            std::swap(f[j - 1], f[j]);
+        }
+    }
+}
+
+/**
+ * The lowest offset from which every gradient is final once stages 0..done have run: layers are contiguous in the
+ * flat buffer, so it is the lowest offset of the run of finished layers at its top (numel when none).
+ */
+inline int64_t frontier(const Net& n, const int done) {
+    int64_t at = n.numel;
+    for (const std::pair<int64_t, int>& e : n.frontier_order) {
+        if (e.second > done) {
+            break;
+        }
+        at = e.first;
+    }
+    return at;
+}
+
 }  // namespace dqn_detail
 
 /**
@@ -286,6 +332,19 @@ inline int64_t dqn_create(const int64_t sgemm_address, const int64_t dims_addres
     }
     n->gh.resize(b * widest);
     n->gh2.resize(b * widest);
+    // Backward's stages, as dqn_backward_stage runs them: head A, head V (when dueling), the encoder last first.
+    int stage = 0;
+    finished_by(*n, n->a2, stage++);
+    finished_by(*n, n->a1, stage++);
+    if (n->dueling) {
+        finished_by(*n, n->v2, stage++);
+        finished_by(*n, n->v1, stage++);
+    }
+    for (int l = layers - 1; l >= 0; l--) {
+        finished_by(*n, n->encoder[l], stage++);
+    }
+    n->stages = stage;
+    sort_frontier(*n);
     return reinterpret_cast<int64_t>(n);
 }
 
@@ -310,14 +369,12 @@ inline int32_t dqn_q_values(const int64_t handle, const int64_t params_address, 
 }
 
 /**
- * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
- * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample
- * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
- * Every action is checked to lie in [0, actions) before anything is read through it or written: the first that
- * does not is stored as [index, value] into error_address (2 int64) and -1 returned, with nothing else written.
- * Returns 0 otherwise.
+ * One DQN update's forward and loss, and the gradient at the Q output: the first half of dqn_update, which then runs
+ * every stage of backward_stage. Split so that a caller can send the gradients of the last layers to other ranks
+ * while backward goes on (backward_stage returns how far they are final). Arguments and checks as dqn_update's;
+ * returns 0, or -1 (nothing written but the error) for an action out of range.
  */
-inline int32_t dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+inline int32_t dqn_update_begin(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
     const int64_t action_address, const int64_t return_address, const int64_t bootstrap_address,
     const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address,
@@ -394,42 +451,105 @@ inline int32_t dqn_update(const int64_t handle, const int64_t params_address, co
     stats[1] = q_sum / ((double)b * na);
     stats[2] = target_sum / ((double)b * na);
 
-    const float* h = n.encoder.empty() ? obs : n.enc.back().data();
-    const int hw = n.a1.in;
-    if (n.dueling) {
-        // Q = V + A - mean(A): dV = sum_k dQ, dA = dQ - mean_k dQ.
-        for (int i = 0; i < b; i++) {
-            float* row = dq.data() + (int64_t)i * na;
-            float sum = 0.0f;
-            for (int k = 0; k < na; k++) {
-                sum += row[k];
-            }
-            n.gqv[i] = sum;
-            const float mean = sum / (float)na;
-            for (int k = 0; k < na; k++) {
-                row[k] -= mean;
-            }
-        }
+    n.cur_params = params;
+    n.cur_grads = grads;
+    n.cur_input = obs;
+    n.next_stage = 0;
+    return 0;
+}
+
+/**
+ * The backward stage after the last one (stage must be the next in turn: 0 after a *_begin, then 1, ...), over
+ * what the *_begin bound. Returns the lowest flat offset from which every gradient is final (the parameter count
+ * when none is yet), or -1 with nothing written when stage is not the next in turn (no begin, or out of order).
+ */
+inline int64_t backward_stage(const int64_t handle, const int32_t stage) {
+    using namespace dqn_detail;
+    Net& n = *reinterpret_cast<Net*>(handle);
+    if (stage != n.next_stage || stage < 0 || stage >= n.stages) {
+        return -1;
     }
-    linear_backward(n, n.a2, params, grads, n.ha.data(), dq.data(), n.ga.data(), n.ha.data(), b);
-    linear_backward(n, n.a1, params, grads, h, n.ga.data(), n.gh.data(), h, b);
-    if (n.dueling) {
-        linear_backward(n, n.v2, params, grads, n.hv.data(), n.gqv.data(), n.gv.data(), n.hv.data(), b);
-        linear_backward(n, n.v1, params, grads, h, n.gv.data(), n.gh2.data(), h, b);
-        const int64_t count = (int64_t)b * hw;
-        for (int64_t i = 0; i < count; i++) {
-            n.gh[i] += n.gh2[i];
-        }
-    }
-    // The encoder, last layer first; gh holds the gradient at the current layer's output.
-    for (int l = (int)n.encoder.size() - 1; l >= 0; l--) {
-        const Linear& layer = n.encoder[l];
-        const float* x = 0 == l ? obs : n.enc[l - 1].data();
+    n.next_stage = stage + 1 == n.stages ? -1 : stage + 1;
+    const float* params = n.cur_params;
+    float* grads = n.cur_grads;
+    const int b = n.batch;
+    if (n.mlp) {
+        // Layer L-1-stage; gh holds the gradient at its output.
+        const int l = (int)n.encoder.size() - 1 - stage;
+        const float* input = 0 == l ? n.cur_input : n.enc[l - 1].data();
         float* dx = 0 == l ? nullptr : n.gh2.data();
-        linear_backward(n, layer, params, grads, x, n.gh.data(), dx, 0 == l ? nullptr : x, b);
+        linear_backward(n, n.encoder[l], params, grads, input, n.gh.data(), dx, 0 == l ? nullptr : input, b);
         if (nullptr != dx) {
             n.gh.swap(n.gh2);
         }
+        return frontier(n, stage);
+    }
+    const float* h = n.encoder.empty() ? n.cur_input : n.enc.back().data();
+    const int heads = n.dueling ? 4 : 2;
+    switch (stage) {
+        case 0:
+            linear_backward(n, n.a2, params, grads, n.ha.data(), n.gqa.data(), n.ga.data(), n.ha.data(), b);
+            break;
+        case 1:
+            linear_backward(n, n.a1, params, grads, h, n.ga.data(), n.gh.data(), h, b);
+            break;
+        case 2:
+            if (n.dueling) {
+                linear_backward(n, n.v2, params, grads, n.hv.data(), n.gqv.data(), n.gv.data(), n.hv.data(), b);
+                break;
+            }
+            [[fallthrough]];
+        case 3:
+            if (n.dueling) {
+                linear_backward(n, n.v1, params, grads, h, n.gv.data(), n.gh2.data(), h, b);
+                const int64_t count = (int64_t)b * n.a1.in;
+                for (int64_t i = 0; i < count; i++) {
+                    n.gh[i] += n.gh2[i];
+                }
+                break;
+            }
+            [[fallthrough]];
+        default: {
+            // The encoder, last layer first; gh holds the gradient at the current layer's output.
+            const int l = (int)n.encoder.size() - 1 - (stage - heads);
+            const Linear& layer = n.encoder[l];
+            const float* x = 0 == l ? n.cur_input : n.enc[l - 1].data();
+            float* dx = 0 == l ? nullptr : n.gh2.data();
+            linear_backward(n, layer, params, grads, x, n.gh.data(), dx, 0 == l ? nullptr : x, b);
+            if (nullptr != dx) {
+                n.gh.swap(n.gh2);
+            }
+        }
+    }
+    return frontier(n, stage);
+}
+
+/** The number of backward stages a handle's update has (one per layer; dqn: head A's two, head V's two, the encoder). */
+inline int32_t backward_stages(const int64_t handle) {
+    return reinterpret_cast<dqn_detail::Net*>(handle)->stages;
+}
+
+/**
+ * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
+ * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample
+ * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
+ * Every action is checked to lie in [0, actions) before anything is read through it or written: the first that
+ * does not is stored as [index, value] into error_address (2 int64) and -1 returned, with nothing else written.
+ * Returns 0 otherwise. The same as dqn_update_begin and then every backward_stage, in one call.
+ */
+inline int32_t dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+    const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
+    const int64_t action_address, const int64_t return_address, const int64_t bootstrap_address,
+    const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address,
+    const int64_t error_address) {
+    const int32_t status = dqn_update_begin(handle, params_address, grads_address, target_address, obs_address,
+        next_obs_address, action_address, return_address, bootstrap_address, weight_address, huber, stats_address,
+        td_address, error_address);
+    if (0 != status) {
+        return status;
+    }
+    for (int32_t stage = 0, stages = backward_stages(handle); stage < stages; stage++) {
+        backward_stage(handle, stage);
     }
     return 0;
 }
@@ -465,14 +585,20 @@ inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_addres
     }
     n->gh.resize((int64_t)n->batch * widest);
     n->gh2.resize((int64_t)n->batch * widest);
+    n->mlp = true;
+    n->stages = layers;
+    for (int l = layers - 1; l >= 0; l--) {
+        finished_by(*n, n->encoder[l], layers - 1 - l);
+    }
+    sort_frontier(*n);
     return reinterpret_cast<int64_t>(n);
 }
 
 /**
- * One step's forward and backward: gradients written into grads, the loss into stats[0]. weight_address: one
- * float per sample multiplying its terms, or 0 for none.
+ * One step's forward and loss, and the gradient at the output: the first half of mlp_step, for a caller that runs
+ * backward_stage itself (arguments as mlp_step's).
  */
-inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+inline void mlp_step_begin(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address) {
     using namespace dqn_detail;
     Net& n = *reinterpret_cast<Net*>(handle);
@@ -511,13 +637,21 @@ inline void mlp_step(const int64_t handle, const int64_t params_address, const i
         loss += (double)w * row;
     }
     reinterpret_cast<double*>(stats_address)[0] = loss / (double)count;
-    for (int l = layers - 1; l >= 0; l--) {
-        const float* input = 0 == l ? x : n.enc[l - 1].data();
-        float* dx = 0 == l ? nullptr : n.gh2.data();
-        linear_backward(n, n.encoder[l], params, grads, input, n.gh.data(), dx, 0 == l ? nullptr : input, b);
-        if (nullptr != dx) {
-            n.gh.swap(n.gh2);
-        }
+    n.cur_params = params;
+    n.cur_grads = grads;
+    n.cur_input = x;
+    n.next_stage = 0;
+}
+
+/**
+ * One step's forward and backward: gradients written into grads, the loss into stats[0]. weight_address: one
+ * float per sample multiplying its terms, or 0 for none. The same as mlp_step_begin and then every backward_stage.
+ */
+inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
+    const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address) {
+    mlp_step_begin(handle, params_address, grads_address, x_address, y_address, weight_address, stats_address);
+    for (int32_t stage = 0, stages = backward_stages(handle); stage < stages; stage++) {
+        backward_stage(handle, stage);
     }
 }
 

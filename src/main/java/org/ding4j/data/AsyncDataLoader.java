@@ -152,6 +152,15 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         }
     }
 
+    /**
+     * @return whether a batch is queued: the next {@link #next} returns it at once, even after a wake-up (for the one
+     * consumer; the producers only add)
+     */
+    public boolean ready()
+    {
+        return !queue.isEmpty();
+    }
+
     /** Makes a waiting {@link #next} return null (a stop signal), from any thread; the loader keeps running. */
     public void wakeUp()
     {

@@ -13,10 +13,10 @@ import org.ding4j.torch.NativeOwner;
  * What makes a learner data-parallel, in one object: joins (or takes) a {@link DistGroup}, broadcasts rank 0's
  * parameters, averages gradients before every step ({@link GradientSync}), reduces the log values of every
  * iteration ({@link GroupLogReducer}) and, handed to {@code learner.distributed(...)}, makes the learner's
- * {@code run()} stop all ranks before the same update ({@link StopVote} over one all-reduce of a 2-float tensor per
- * update: SIGTERM on one rank stops all, rank 0 writes the interrupt checkpoint). Per update this costs one
- * all-reduce per flat gradient buffer, one for the log values and one for the vote; all issued in the same order on
- * every rank.
+ * {@code run()} stop all ranks before the same update ({@link StopVote}: SIGTERM on one rank stops all, rank 0 writes
+ * the interrupt checkpoint). Per update this costs the gradient buckets' all-reduces and one for the log values,
+ * which carries the vote for the next update too; a separate vote (a 2-float all-reduce) only before an update that
+ * some rank could not promise data for. All are issued in the same order on every rank.
  * <p>
  * A failing rank closes its group on {@link #close()}, so its peers fail at their next collective (or within the
  * timeout if it hangs) with a {@link DistException} naming the collective; rank 0 then writes the exception
@@ -34,11 +34,12 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final FloatPointer voteData = new FloatPointer(vote.data_ptr());
     private final float[] voteStage = new float[2];
 
-    private DistTraining(final DistGroup group, final boolean ownsGroup, final FusedOptimizer<?> optimizer)
+    private DistTraining(final DistGroup group, final boolean ownsGroup, final FusedOptimizer<?> optimizer,
+        final long bucketBytes)
     {
         this.group = group;
         this.ownsGroup = ownsGroup;
-        this.sync = GradientSync.attach(group, optimizer);
+        this.sync = GradientSync.attach(group, optimizer, bucketBytes);
         this.reducer = new GroupLogReducer(group);
     }
 
@@ -53,10 +54,25 @@ public final class DistTraining implements StopVote, AutoCloseable
      */
     public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer)
     {
+        return join(info, timeout, optimizer, GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB));
+    }
+
+    /**
+     * As {@link #join(DistInfo, Duration, FusedOptimizer)} with a gradient bucket size ({@code dist.bucket_mb}).
+     *
+     * @param info        this rank's place
+     * @param timeout     rendezvous and collective timeout
+     * @param optimizer   the policy's optimizer
+     * @param bucketBytes gradient bucket size in bytes ({@link GradientSync}); 0 for one all-reduce after backward
+     * @return the wiring; close it after training (closes the group)
+     */
+    public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer,
+        final long bucketBytes)
+    {
         final DistGroup group = DistGroup.join(info, timeout);
         try
         {
-            return new DistTraining(group, true, optimizer);
+            return new DistTraining(group, true, optimizer, bucketBytes);
         }
         catch (final RuntimeException ex)
         {
@@ -74,7 +90,7 @@ public final class DistTraining implements StopVote, AutoCloseable
      */
     public static DistTraining attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        return new DistTraining(group, false, optimizer);
+        return new DistTraining(group, false, optimizer, GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB));
     }
 
     @Override
@@ -86,6 +102,18 @@ public final class DistTraining implements StopVote, AutoCloseable
         group.allReduceSum(vote, "stop vote");
         voteData.get(voteStage);
         return voteStage[1] > 0 ? StopVote.SIGNAL : voteStage[0] > 0 ? StopVote.END : StopVote.CONTINUE;
+    }
+
+    @Override
+    public void carry(final java.util.function.IntSupplier wish)
+    {
+        reducer.carryVote(wish);
+    }
+
+    @Override
+    public int carried()
+    {
+        return reducer.takeVote();
     }
 
     /** Leaves the cause for the peers, unless it is itself a collective's failure (then a peer failed first). */

@@ -2,35 +2,94 @@ package org.ding4j.dist;
 
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.Work;
+import org.ding4j.jfr.AllReduceEvent;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
 import org.ding4j.torch.GradientReducer;
+import org.ding4j.torch.NativeOwner;
 
 /**
- * Data-parallel gradient averaging over a {@link DistGroup}: after backward, exactly one all-reduce (sum) per flat
- * gradient buffer of the policy's {@link FlatParameters} (one per dtype/device group, so one for a CPU float32
- * net), then one in-place scale by {@code 1/world}, before the fused step. PyTorch DDP and DI-engine's
- * {@code allreduce} hook issue one collective per parameter tensor instead (DI-engine) or per 25 MB bucket (DDP);
- * the flat buffer makes the whole gradient one contiguous message with no packing copy.
+ * Data-parallel gradient averaging over a {@link DistGroup}: the flat gradient buffers of the policy's
+ * {@link FlatParameters} summed over all ranks, then scaled in place by {@code 1/world}, before the fused step.
+ * <p>
+ * <b>Buckets</b> ({@code bucketBytes > 0}, as PyTorch DDP's {@code bucket_cap_mb}): each buffer is cut, at
+ * parameter boundaries and last parameter first, into contiguous slices of at least that many bytes (or what is
+ * left at the front). The fused native updates run backward one
+ * layer per call and report after each which gradients are final ({@link #gradientsFinal}); every bucket whose
+ * gradients are all final is all-reduced at once, asynchronously on Gloo's worker thread, while backward goes on;
+ * {@link #reduce} starts what is left and waits for all of them before the step. Buckets start in the same order
+ * on every rank (their index order), so the collectives pair up. A bucket is a view of the flat buffer: no packing
+ * copy. {@code bucketBytes = 0} is one all-reduce per buffer after backward (the flat path).
  * <p>
  * Every rank ends each update with bit-identical parameters: the all-reduce leaves identical bytes on every rank,
  * the scale and the step are the same deterministic arithmetic on identical inputs, and the parameters start
- * identical ({@link #attach} broadcasts rank 0's). No allocation per update.
+ * identical ({@link #attach} broadcasts rank 0's). With 2 ranks the buckets give the flat path's bits exactly (each
+ * element is one addition); with more, Gloo's ring adds an element's rank contributions in an order that depends on
+ * where its chunk falls, so buckets and flat may differ in the last bit (the ranks still agree with each other).
+ * No allocation per update but the c10d work handles.
  */
 public final class GradientSync implements GradientReducer, AutoCloseable
 {
+    /**
+     * The default bucket size: measured on this machine's 2-rank links (benchmarks/README.md, "Scaling out"), 1 MiB
+     * buckets hide most of a ~1M-parameter net's all-reduce behind its backward, where DDP's 25 MiB would make it one
+     * bucket that waits for the whole backward.
+     */
+    public static final double DEFAULT_BUCKET_MB = 1.0;
+    /** Asked only whether the event type is on: never committed. */
+    private static final AllReduceEvent PROBE = new AllReduceEvent();
+    private static final String OPERATION = "allreduce gradients";
+
     private final DistGroup group;
+    private final long bucketBytes;
     private final Scalar scale;
+    private final NativeOwner natives = new NativeOwner("GradientSync buckets");
+    /** The parameters the buckets were cut for (the first that came); another set is refused. */
+    private FlatParameters cutFor;
+    /** Buckets in start order: group 0's from its end down, then group 1's, ... */
+    private Bucket[] buckets;
+    /** Buckets started this step. */
+    private int started;
     private long reductions;
 
-    private GradientSync(final DistGroup group)
+    /** A contiguous slice of one group's gradient buffer, all-reduced as one message. */
+    private static final class Bucket
     {
+        final int group;
+        /** Its lowest offset in the group's buffer. */
+        final long from;
+        final long bytes;
+        final TensorVector tensors;
+        Work work;
+        AllReduceEvent event;
+
+        Bucket(final int group, final long from, final long bytes, final TensorVector tensors)
+        {
+            this.group = group;
+            this.from = from;
+            this.bytes = bytes;
+            this.tensors = tensors;
+        }
+    }
+
+    private GradientSync(final DistGroup group, final long bucketBytes)
+    {
+        if (bucketBytes < 0)
+        {
+            throw new IllegalArgumentException("bucketBytes: expected >= 0 (0: one all-reduce per buffer), got "
+                + bucketBytes);
+        }
         this.group = group;
+        this.bucketBytes = bucketBytes;
         this.scale = new Scalar(1.0 / group.info().worldSize());
     }
 
     /**
-     * Broadcasts rank 0's parameters to every rank and makes the optimizer average gradients before each step.
+     * Broadcasts rank 0's parameters to every rank and makes the optimizer average gradients, in
+     * {@link #DEFAULT_BUCKET_MB} buckets, before each step.
      *
      * @param group     the process group
      * @param optimizer the policy's optimizer
@@ -39,21 +98,46 @@ public final class GradientSync implements GradientReducer, AutoCloseable
      */
     public static GradientSync attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        final GradientSync sync = forGroup(group);
+        return attach(group, optimizer, bytesOf(DEFAULT_BUCKET_MB));
+    }
+
+    /**
+     * As {@link #attach(DistGroup, FusedOptimizer)} with a bucket size.
+     *
+     * @param group       the process group
+     * @param optimizer   the policy's optimizer
+     * @param bucketBytes bucket size in bytes; 0 for one all-reduce per buffer after backward
+     * @return the sync, set as the optimizer's reducer; close it after training
+     * @throws DistException if the broadcast fails
+     */
+    public static GradientSync attach(final DistGroup group, final FusedOptimizer<?> optimizer,
+        final long bucketBytes)
+    {
+        final GradientSync sync = new GradientSync(group, bucketBytes);
         broadcastParameters(group, optimizer.parameters());
         optimizer.gradientReducer(sync);
         return sync;
     }
 
     /**
-     * A sync not attached to an optimizer: call {@link #reduce} after backward yourself (e.g. with another optimizer).
+     * A sync not attached to an optimizer, with one all-reduce per buffer: call {@link #reduce} after backward
+     * yourself (e.g. with another optimizer).
      *
      * @param group the process group
      * @return the sync; close it after training
      */
     public static GradientSync forGroup(final DistGroup group)
     {
-        return new GradientSync(group);
+        return new GradientSync(group, 0);
+    }
+
+    /**
+     * @param megabytes a bucket size in MiB, as {@code dist.bucket_mb}
+     * @return it in bytes
+     */
+    public static long bytesOf(final double megabytes)
+    {
+        return Math.round(megabytes * 1024 * 1024);
     }
 
     /**
@@ -75,15 +159,105 @@ public final class GradientSync implements GradientReducer, AutoCloseable
     }
 
     @Override
+    public boolean overlapsBackward()
+    {
+        return bucketBytes > 0;
+    }
+
+    @Override
+    public void gradientsFinal(final FlatParameters params, final int groupIndex, final long from)
+    {
+        final Bucket[] all = bucketsOf(params);
+        while (started < all.length && all[started].group == groupIndex && all[started].from >= from)
+        {
+            start(all[started++]);
+        }
+    }
+
+    @Override
     public void reduce(final FlatParameters params)
     {
+        final Bucket[] all = bucketsOf(params);
+        while (started < all.length)
+        {
+            start(all[started++]);
+        }
+        started = 0;
+        for (final Bucket bucket : all)
+        {
+            final Work work = bucket.work;
+            bucket.work = null;
+            group.finish(work, OPERATION);
+            final AllReduceEvent event = bucket.event;
+            if (null != event)
+            {
+                bucket.event = null;
+                event.end();
+                if (event.shouldCommit())
+                {
+                    event.purpose = OPERATION;
+                    event.bytes = bucket.bytes;
+                    event.rank = group.info().rank();
+                    event.worldSize = group.info().worldSize();
+                    event.commit();
+                }
+            }
+        }
         for (int g = 0, groups = params.groupCount(); g < groups; g++)
         {
-            final org.bytedeco.pytorch.Tensor grads = params.group(g).grads();
-            group.allReduceSum(grads, "allreduce gradients");
-            grads.mul_(scale);
+            params.group(g).grads().mul_(scale);
         }
         reductions++;
+    }
+
+    private void start(final Bucket bucket)
+    {
+        if (PROBE.isEnabled())
+        {
+            bucket.event = new AllReduceEvent();
+            bucket.event.begin();
+        }
+        bucket.work = group.startAllReduceSum(bucket.tensors, OPERATION);
+    }
+
+    private Bucket[] bucketsOf(final FlatParameters params)
+    {
+        if (params == cutFor)
+        {
+            return buckets;
+        }
+        if (null != cutFor)
+        {
+            throw new IllegalStateException("GradientSync: cut for one set of parameters, asked to reduce another");
+        }
+        final java.util.List<Bucket> cut = new java.util.ArrayList<>();
+        for (int g = 0; g < params.groupCount(); g++)
+        {
+            final FlatParameters.Group group = params.group(g);
+            final Tensor grads = group.grads();
+            final long elementBytes = grads.element_size();
+            final int[] members = group.members();
+            long hi = group.numel();
+            for (int k = members.length - 1; k >= 0; k--)
+            {
+                final long lo = params.offset(members[k]);
+                if (0 == k || bucketBytes > 0 && (hi - lo) * elementBytes >= bucketBytes)
+                {
+                    cut.add(new Bucket(g, lo, (hi - lo) * elementBytes,
+                        natives.own(new TensorVector(natives.own(grads.narrow(0, lo, hi - lo))))));
+                    hi = lo;
+                }
+            }
+        }
+        cutFor = params;
+        buckets = cut.toArray(new Bucket[0]);
+        return buckets;
+    }
+
+    /** @return the buckets the gradients travel in (0 before the first step) */
+    public int bucketCount()
+    {
+        return null == buckets ? 0 : buckets.length;
     }
 
     /** @return updates whose gradients were reduced */
@@ -95,6 +269,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
     @Override
     public void close()
     {
+        natives.close();
         scale.close();
     }
 }

@@ -1,5 +1,7 @@
 package org.ding4j.dist;
 
+import java.util.function.IntSupplier;
+
 import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorOptions;
@@ -18,11 +20,16 @@ import org.ding4j.torch.NativeOwner;
  * carries the number of values, so a rank logging a different number of keys fails (Gloo rejects the mismatched
  * sizes, or the summed count differs) instead of mixing values. No allocation per iteration once the buffer and
  * its views exist.
+ * <p>
+ * Asked to ({@link #carryVote}), it carries the learner's stop vote for the next update in three more elements
+ * (end, signal, unsure: counts summed exactly in float64), so the vote costs no round trip of its own.
  */
 public final class GroupLogReducer implements LogReducer, AutoCloseable
 {
     /** The prefix of keys left as they are on each rank (DI-engine's {@code noreduce_}). */
     public static final String NO_REDUCE_PREFIX = "noreduce_";
+    /** End, signal and unsure counts after the values when a vote rides along. */
+    private static final int VOTE_SLOTS = 3;
 
     private final DistGroup group;
     /** Owns packed and its views (a caller's scope open when they are made must not free them); new per growth. */
@@ -35,6 +42,9 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     private int[] indices = new int[0];
     /** Registered key indices sorted by name, rebuilt when keys are added. */
     private int[] byName = new int[0];
+    /** The wish to carry on the next reduce, or null. */
+    private IntSupplier wish;
+    private int carried = StopVote.NOT_CARRIED;
 
     /**
      * @param group the process group
@@ -49,7 +59,7 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     {
         final ScalarDict scalar = buffer.scalar();
         final int keys = scalar.keyCount();
-        if (indices.length < keys)
+        if (null == packed || indices.length < keys)
         {
             grow(keys);
         }
@@ -68,20 +78,38 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
                 n++;
             }
         }
-        // Element 0 carries the count, so that ranks logging different key sets fail loudly instead of mixing.
-        staging[0] = n;
-        data.put(staging, 0, n + 1);
-        if (null == views[n + 1])
+        final IntSupplier carry = wish;
+        wish = null;
+        final int length = n + 1 + (null == carry ? 0 : VOTE_SLOTS);
+        if (null != carry)
         {
-            views[n + 1] = natives.own(packed.narrow(0, 0, n + 1));
+            final int local = carry.getAsInt();
+            staging[n + 1] = StopVote.END == local ? 1 : 0;
+            staging[n + 2] = StopVote.SIGNAL == local ? 1 : 0;
+            staging[n + 3] = StopVote.UNSURE == local ? 1 : 0;
         }
-        group.allReduceSum(views[n + 1], "log_reduce");
-        data.get(staging, 0, n + 1);
+        // Element 0 carries the count and whether a vote rides along, so that ranks logging different key sets (or
+        // one carrying a vote and another not) fail loudly instead of mixing.
+        final double shape = 2.0 * n + (null == carry ? 0 : 1);
+        staging[0] = shape;
+        data.put(staging, 0, length);
+        if (null == views[length])
+        {
+            views[length] = natives.own(packed.narrow(0, 0, length));
+        }
+        group.allReduceSum(views[length], "log_reduce");
+        data.get(staging, 0, length);
         final int world = group.info().worldSize();
-        if (staging[0] != (double)n * world)
+        if (staging[0] != shape * world)
         {
             throw new DistException("log_reduce", group.info(), "ranks logged different key sets (" + n
-                + " reduced keys here, " + staging[0] + " summed over " + world + " ranks)", null);
+                + " reduced keys here" + (null == carry ? "" : " and the stop vote") + ", shape " + shape + " x "
+                + world + " ranks expected, " + staging[0] + " summed)", null);
+        }
+        if (null != carry)
+        {
+            carried = staging[n + 2] > 0 ? StopVote.SIGNAL : staging[n + 1] > 0 ? StopVote.END
+                : staging[n + 3] > 0 ? StopVote.NOT_CARRIED : StopVote.CONTINUE;
         }
         for (int k = 0; k < n; k++)
         {
@@ -89,14 +117,35 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         }
     }
 
+    /**
+     * Makes the next {@link #allReduce} carry a stop vote (see {@link StopVote#carry}).
+     *
+     * @param local asked for this rank's wish during that reduce
+     */
+    void carryVote(final IntSupplier local)
+    {
+        wish = local;
+        carried = StopVote.NOT_CARRIED;
+    }
+
+    /** @return the decision the last reduce carried since {@link #carryVote}, forgetting it and the request */
+    int takeVote()
+    {
+        final int decision = carried;
+        carried = StopVote.NOT_CARRIED;
+        wish = null;
+        return decision;
+    }
+
     private void grow(final int keys)
     {
         close();
         indices = new int[keys];
-        staging = new double[keys + 1];
-        views = new Tensor[keys + 2];
+        staging = new double[keys + 1 + VOTE_SLOTS];
+        views = new Tensor[keys + 2 + VOTE_SLOTS];
         natives = new NativeOwner("log_reduce buffer");
-        packed = natives.own(torch.empty(new long[] {keys + 1}, new TensorOptions(torch.ScalarType.Double),
+        packed = natives.own(torch.empty(new long[] {keys + 1 + VOTE_SLOTS},
+            new TensorOptions(torch.ScalarType.Double),
             new org.bytedeco.pytorch.MemoryFormatOptional()));
         data = new DoublePointer(packed.data_ptr());
     }

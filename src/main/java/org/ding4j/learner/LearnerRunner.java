@@ -5,7 +5,8 @@ import org.ding4j.hook.HookPosition;
 
 /**
  * The one training lifecycle, shared by {@code start()} and every {@link TrainingLoop}: {@code before_run} hooks;
- * per update {@code prepare}, the stop vote (across ranks when distributed), {@code update}; the interrupt checkpoint
+ * per update {@code prepare}, the stop vote (across ranks when distributed; carried by the last update's log reduce
+ * when the loop promised the data: {@link TrainingLoop#nextReady()}), {@code update}; the interrupt checkpoint
  * on SIGINT/SIGTERM; the exception checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
  * {@code finally}. {@link #requestEnd()} and {@link #close()} may be called from any thread: the loop ends after the
  * update in flight.
@@ -170,15 +171,34 @@ final class LearnerRunner
     private RunOutcome loop(final TrainingLoop loop, final long iterations) throws Exception
     {
         final StopVote vote = this.vote;
+        // The decision for this update, when the last update's log reduce carried it.
+        int carried = StopVote.NOT_CARRIED;
+        final java.util.function.IntSupplier ahead = () -> signalled ? StopVote.SIGNAL : endRequested ? StopVote.END
+            : loop.nextReady() ? StopVote.CONTINUE : StopVote.UNSURE;
         for (long i = 0; i < iterations; i++)
         {
             // A pause or a checkpoint asked for from another thread happens here, between two updates.
             control.between();
-            // A stop asked for during the last update needs no preparation (a collect, a batch) before it acts.
-            final boolean more = !signalled && !endRequested && loop.prepare();
-            final int wish = signalled ? StopVote.SIGNAL : endRequested || !more ? StopVote.END : StopVote.CONTINUE;
-            // Every rank votes before each update, so all stop before the same one (its collectives included).
-            final int agreed = null == vote ? wish : vote.vote(wish);
+            final int agreed;
+            if (StopVote.NOT_CARRIED == carried)
+            {
+                // A stop asked for during the last update needs no preparation (a collect, a batch) before it acts.
+                final boolean more = !signalled && !endRequested && loop.prepare();
+                final int wish = signalled ? StopVote.SIGNAL : endRequested || !more ? StopVote.END
+                    : StopVote.CONTINUE;
+                // Every rank votes before each update, so all stop before the same one (its collectives included).
+                agreed = null == vote ? wish : vote.vote(wish);
+            }
+            else
+            {
+                agreed = carried;
+                // Every rank agreed to train this update (a signal since then acts after it, on the next vote).
+                if (StopVote.CONTINUE == agreed && !loop.prepare())
+                {
+                    throw new IllegalStateException("the training loop's nextReady() promised update " + i
+                        + "'s data, and every rank agreed to train it, but its prepare() found none");
+                }
+            }
             if (StopVote.SIGNAL == agreed)
             {
                 signalled = true;
@@ -188,7 +208,12 @@ final class LearnerRunner
             {
                 return endRequested ? RunOutcome.STOPPED : RunOutcome.DONE;
             }
+            if (null != vote)
+            {
+                vote.carry(ahead);
+            }
             loop.update();
+            carried = null == vote ? StopVote.NOT_CARRIED : vote.carried();
         }
         return RunOutcome.DONE;
     }

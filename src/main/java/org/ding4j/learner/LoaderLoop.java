@@ -34,6 +34,13 @@ final class LoaderLoop<B> implements TrainingLoop
         return null != batch;
     }
 
+    /** A queued batch is what the next {@code next()} returns, woken or not. */
+    @Override
+    public boolean nextReady()
+    {
+        return loader.ready();
+    }
+
     @Override
     public void update()
     {

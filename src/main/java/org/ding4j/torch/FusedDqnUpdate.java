@@ -37,6 +37,8 @@ public final class FusedDqnUpdate implements AutoCloseable
     /** Where the native update reports an out-of-range action: [index, value]. */
     private final LongPointer error;
     private final FusedNetHandle kernel;
+    /** The online net, told to a reducer that overlaps backward. */
+    private final FlatParameters online;
 
     /**
      * A batch's tensors, checked once and held (with their addresses) for this update only: see {@link #update}.
@@ -92,6 +94,7 @@ public final class FusedDqnUpdate implements AutoCloseable
                 + offsets.length);
         }
         checkLayers(hidden, obs, actions, dueling, offsets, values.numel());
+        this.online = online;
         this.batch = batch;
         this.obs = obs;
         this.parameterCount = values.numel();
@@ -187,16 +190,40 @@ public final class FusedDqnUpdate implements AutoCloseable
      */
     public void update(final Batch b, final boolean huber)
     {
+        update(b, huber, null);
+    }
+
+    /**
+     * {@link #update(Batch, boolean)}, telling a reducer that {@link GradientReducer#overlapsBackward() overlaps
+     * backward} after each layer's gradients which are final (backward then takes one native call per layer).
+     *
+     * @param b       the bound batch
+     * @param huber   Huber loss (delta 1) instead of squared error
+     * @param reducer the online net's optimizer's reducer, or null
+     * @throws IllegalArgumentException as {@link #update(Batch, boolean)}
+     */
+    public void update(final Batch b, final boolean huber, final GradientReducer reducer)
+    {
         final Binding t = b.tensors;
         t.check(this);
         nets.check(this);
-        final int status = NativeKernels.dqn_update(kernel.get(), nets.address(0), nets.address(1), nets.address(2),
-            t.address(0), t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0,
-            stats.address(), t.address(6), error.address());
+        final boolean staged = null != reducer && reducer.overlapsBackward();
+        final long h = kernel.get();
+        final int status = staged
+            ? NativeKernels.dqn_update_begin(h, nets.address(0), nets.address(1), nets.address(2), t.address(0),
+                t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0, stats.address(),
+                t.address(6), error.address())
+            : NativeKernels.dqn_update(h, nets.address(0), nets.address(1), nets.address(2), t.address(0),
+                t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0, stats.address(),
+                t.address(6), error.address());
         if (0 != status)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: action[" + error.get(0) + "] = " + error.get(1)
                 + " lies outside [0, " + actions + ")");
+        }
+        if (staged)
+        {
+            kernel.backwardInStages(reducer, online);
         }
     }
 

@@ -23,6 +23,8 @@ public final class FusedMlpStep implements AutoCloseable
     private final Binding net;
     private final DoublePointer stats;
     private final FusedNetHandle kernel;
+    /** The MLP's parameters, told to a reducer that overlaps backward. */
+    private final FlatParameters params;
 
     /**
      * A step's input, target and weight tensors, checked once and held (with their addresses) for this step only.
@@ -69,6 +71,7 @@ public final class FusedMlpStep implements AutoCloseable
             throw new IllegalArgumentException("FusedMlpStep: expected batch >= 1, got " + batch);
         }
         final Tensor values = Checks.singleCpuFloatGroup(params, "FusedMlpStep: the MLP");
+        this.params = params;
         this.sizes = mlp.sizes();
         this.batch = batch;
         final int layers = sizes.length - 1;
@@ -155,11 +158,34 @@ public final class FusedMlpStep implements AutoCloseable
      */
     public double step(final Batch b)
     {
+        return step(b, null);
+    }
+
+    /**
+     * {@link #step(Batch)}, telling a reducer that {@link GradientReducer#overlapsBackward() overlaps backward}
+     * after each layer's gradients which are final (backward then takes one native call per layer).
+     *
+     * @param b       the bound batch
+     * @param reducer the optimizer's reducer, or null
+     * @return the loss
+     * @throws IllegalArgumentException as {@link #step(Batch)}
+     */
+    public double step(final Batch b, final GradientReducer reducer)
+    {
         final Binding t = b.tensors;
         t.check(this);
         net.check(this);
-        NativeKernels.mlp_step(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
-            t.address(2), stats.address());
+        if (null != reducer && reducer.overlapsBackward())
+        {
+            NativeKernels.mlp_step_begin(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
+                t.address(2), stats.address());
+            kernel.backwardInStages(reducer, params);
+        }
+        else
+        {
+            NativeKernels.mlp_step(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
+                t.address(2), stats.address());
+        }
         return stats.get(0);
     }
 

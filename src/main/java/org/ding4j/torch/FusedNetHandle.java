@@ -40,6 +40,29 @@ final class FusedNetHandle implements AutoCloseable
         return handle;
     }
 
+    /**
+     * Runs the backward that a {@code *_begin} call set up one stage (layer) at a time, last layer first, and tells
+     * the reducer after each how far the gradients are final, so that it can send those while the rest of backward
+     * runs.
+     *
+     * @param reducer told after each stage
+     * @param params  the net whose gradients backward writes (its group 0)
+     */
+    void backwardInStages(final GradientReducer reducer, final FlatParameters params)
+    {
+        final long h = get();
+        for (int stage = 0, stages = NativeKernels.backward_stages(h); stage < stages; stage++)
+        {
+            final long from = NativeKernels.backward_stage(h, stage);
+            if (from < 0)
+            {
+                // Only a begin call that did not finish (a refused batch) leaves the stages unset; it threw first.
+                throw new IllegalStateException(owner + ": backward stage " + stage + " refused (no forward first)");
+            }
+            reducer.gradientsFinal(params, 0, from);
+        }
+    }
+
     @Override
     public void close()
     {

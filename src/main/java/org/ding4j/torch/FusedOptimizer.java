@@ -100,6 +100,12 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
         this.gradientReducer = reducer;
     }
 
+    /** @return what combines gradients across ranks, or null for none */
+    public final GradientReducer gradientReducer()
+    {
+        return gradientReducer;
+    }
+
     /** @return updates applied so far (libtorch's per-parameter {@code step}) */
     public final long stepCount()
     {

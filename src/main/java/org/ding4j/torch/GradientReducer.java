@@ -2,8 +2,11 @@ package org.ding4j.torch;
 
 /**
  * Combines the gradients of all ranks in place before an optimizer step (e.g. {@code org.ding4j.dist.GradientSync}:
- * one all-reduce per flat gradient buffer). Called by {@link FusedOptimizer#step()} after backward and before
- * clipping, so a clip sees the averaged gradient, as in PyTorch DDP.
+ * all-reduces of the flat gradient buffers). {@link FusedOptimizer#step()} calls {@link #reduce} after backward and
+ * before clipping, so a clip sees the averaged gradient, as in PyTorch DDP. A reducer that {@link #overlapsBackward()}
+ * is also told during backward which gradients are final already ({@link #gradientsFinal}), by the fused native
+ * updates (one call per layer of backward) and, on the autograd path, by gradient hooks it registers itself; it can
+ * start sending those while the rest of backward runs, and {@link #reduce} then waits for them.
  */
 @FunctionalInterface
 public interface GradientReducer
@@ -12,4 +15,25 @@ public interface GradientReducer
      * @param params the optimizer's parameters; their flat gradient buffers are replaced by the combined ones
      */
     void reduce(FlatParameters params);
+
+    /**
+     * @return whether this reducer wants {@link #gradientsFinal} calls during backward (the fused updates then run
+     * backward one layer per native call instead of in one); false by default
+     */
+    default boolean overlapsBackward()
+    {
+        return false;
+    }
+
+    /**
+     * Called during backward, on the training thread: every gradient of {@code params}' group {@code group} at a
+     * flat offset {@code >= from} is final for this step (calls for one step come with falling {@code from}).
+     *
+     * @param params the parameters being backpropagated into
+     * @param group  the group's index
+     * @param from   the lowest final offset (the group's element count when none is yet)
+     */
+    default void gradientsFinal(final FlatParameters params, final int group, final long from)
+    {
+    }
 }

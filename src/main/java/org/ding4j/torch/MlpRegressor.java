@@ -93,7 +93,7 @@ public final class MlpRegressor implements AutoCloseable
                 boundTargets = targets;
                 boundWeights = weights;
             }
-            final double value = fused.step(binding);
+            final double value = fused.step(binding, optimizer.gradientReducer());
             optimizer.step();
             return value;
         }

@@ -21,11 +21,14 @@ import org.junit.jupiter.api.Assumptions;
  * The links are TAP devices served by {@code src/test/native/delay_hub.c}, compiled here with {@code cc}: this
  * machine's kernel has no {@code sch_netem} (nor {@code fq} or tc classifiers), so {@code tc netem} cannot delay a
  * veth; the hub forwards each frame to the other hosts after the delay, which is what netem on each end of a link
- * does. Where namespaces cannot be made (not root, no {@code ip}, no {@code /dev/net/tun}, no C compiler) the calling
+ * does. Each host runs with {@code net.ipv4.tcp_slow_start_after_idle=0}, as cluster hosts for collectives
+ * do; the links carry segment offloads (TSO), so the hub moves 64 KB segments, not 1500-byte frames. Where
+ * namespaces cannot be made (not root, no {@code ip}, no {@code /dev/net/tun}, no C compiler) the calling
  * test is skipped with that reason ({@link Assumptions#abort}), never passed.
  */
 public final class NetnsHosts implements AutoCloseable
 {
+
     private final String prefix;
     private final int count;
     private final int subnet;
@@ -118,7 +121,10 @@ public final class NetnsHosts implements AutoCloseable
             List.of("ip", "link", "set", iface(i), "netns", ns),
             List.of("ip", "-n", ns, "addr", "add", address(i) + "/24", "dev", iface(i)),
             List.of("ip", "-n", ns, "link", "set", iface(i), "up"),
-            List.of("ip", "-n", ns, "link", "set", "lo", "up")))
+            List.of("ip", "-n", ns, "link", "set", "lo", "up"),
+            // Linux restarts slow start on a connection idle for one RTO; a collective every few ms on a 1-5 ms
+            // link would then ramp its window up again each time (clusters turn this off for the same reason).
+            List.of("ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv4.tcp_slow_start_after_idle=0")))
         {
             final String out = run(step);
             if (!out.isBlank())

@@ -88,6 +88,8 @@ public final class DqnPipeline
         .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
         .rule("pipeline.warmup_updates", ValueRule.integerIn(0, Integer.MAX_VALUE))
         .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
+        .rule("dist.bucket_mb", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1024 ? null
+            : "expected a number of MiB in [0, 1024] (0: one all-reduce after backward)")
         .open("learner")
         .build();
 

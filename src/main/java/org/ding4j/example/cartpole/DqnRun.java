@@ -61,7 +61,8 @@ final class DqnRun implements AutoCloseable
         if (dist.distributed())
         {
             distTraining = DistTraining.join(dist,
-                Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), policy.optimizer());
+                Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), policy.optimizer(),
+                GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")));
             learner.distributed(distTraining);
             // join broadcast the online net; the target net starts as its copy on every rank too.
             GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());

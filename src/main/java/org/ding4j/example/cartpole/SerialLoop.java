@@ -10,8 +10,8 @@ import org.ding4j.learner.TrainingLoop;
  * DI-engine's {@code serial_pipeline} as the learner's {@link TrainingLoop}: each collect cycle evaluates when due,
  * collects {@code n_sample} transitions and grants {@code update_per_collect} updates; each update samples a batch,
  * trains it and feeds the priorities back. The run ends when an evaluation solves it, or after the cycle that
- * reaches {@code max_env_step} or {@code max_train_iter}. The learner's run votes before every update, so a
- * signal stops it within one update on every rank.
+ * reaches {@code max_env_step} or {@code max_train_iter}. The learner's run votes before every update (within a
+ * collect cycle on the log reduce), so a signal stops it within one update on every rank.
  */
 final class SerialLoop implements TrainingLoop, AutoCloseable
 {
@@ -74,6 +74,16 @@ final class SerialLoop implements TrainingLoop, AutoCloseable
             collected = true;
             left = updatePerCollect;
         }
+    }
+
+    /**
+     * Within a collect cycle the next batch is a sample of a buffer that only grows; at its end the next collect
+     * may end the run (env steps, an evaluation), so it is not promised.
+     */
+    @Override
+    public boolean nextReady()
+    {
+        return left > 0 && learner.trainIter() < maxTrainIter && buffer.size() >= batch.size();
     }
 
     @Override

@@ -213,7 +213,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
                 batch.bootstrapTensor(), batch.weightTensor(), tdBuffer);
             boundBatch = batch;
         }
-        fused.update(binding, settings.huber());
+        fused.update(binding, settings.huber(), optimizer.gradientReducer());
         optimizer.step();
         lastLoss = fused.loss();
         lastQ = fused.qMean();
