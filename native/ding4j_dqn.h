@@ -451,6 +451,21 @@ inline int32_t dqn_update_begin(const int64_t handle, const int64_t params_addre
     stats[1] = q_sum / ((double)b * na);
     stats[2] = target_sum / ((double)b * na);
 
+    if (n.dueling) {
+        // Q = V + A - mean(A): dV = sum_k dQ, dA = dQ - mean_k dQ.
+        for (int i = 0; i < b; i++) {
+            float* row = dq.data() + (int64_t)i * na;
+            float sum = 0.0f;
+            for (int k = 0; k < na; k++) {
+                sum += row[k];
+            }
+            n.gqv[i] = sum;
+            const float mean = sum / (float)na;
+            for (int k = 0; k < na; k++) {
+                row[k] -= mean;
+            }
+        }
+    }
     n.cur_params = params;
     n.cur_grads = grads;
     n.cur_input = obs;
