@@ -9,6 +9,7 @@
 #ifndef DING4J_DQN_H
 #define DING4J_DQN_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -249,12 +250,8 @@ inline void finished_by(Net& n, const Linear& l, const int stage) {
 
 /** Sorts the frontier entries by offset, highest first, once all layers are recorded. */
 inline void sort_frontier(Net& n) {
-    std::vector<std::pair<int64_t, int>>& f = n.frontier_order;
-    for (size_t i = 1; i < f.size(); i++) {
-        for (size_t j = i; j > 0 && f[j - 1].first < f[j].first; j--) {
-            std::swap(f[j - 1], f[j]);
-        }
-    }
+    std::sort(n.frontier_order.begin(), n.frontier_order.end(),
+        [](const std::pair<int64_t, int>& a, const std::pair<int64_t, int>& b) { return a.first > b.first; });
 }
 
 /**
@@ -370,9 +367,9 @@ inline int32_t dqn_q_values(const int64_t handle, const int64_t params_address, 
 
 /**
  * One DQN update's forward and loss, and the gradient at the Q output: the first half of dqn_update, which then runs
- * every stage of backward_stage. Split so that a caller can send the gradients of the last layers to other ranks
- * while backward goes on (backward_stage returns how far they are final). Arguments and checks as dqn_update's;
- * returns 0, or -1 (nothing written but the error) for an action out of range.
+ * every stage of backward_stage unless its caller runs them (to send the gradients of the last layers to other
+ * ranks while backward goes on: backward_stage returns how far they are final). Arguments and checks as
+ * dqn_update's; returns 0, or -1 (nothing written but the error) for an action out of range.
  */
 inline int32_t dqn_update_begin(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
@@ -539,7 +536,7 @@ inline int64_t backward_stage(const int64_t handle, const int32_t stage) {
     return frontier(n, stage);
 }
 
-/** The number of backward stages a handle's update has (one per layer; dqn: head A's two, head V's two, the encoder). */
+/** The backward stages of a handle's update: one per layer (dqn: head A's two, head V's two, the encoder's). */
 inline int32_t backward_stages(const int64_t handle) {
     return reinterpret_cast<dqn_detail::Net*>(handle)->stages;
 }
@@ -550,23 +547,22 @@ inline int32_t backward_stages(const int64_t handle) {
  * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
  * Every action is checked to lie in [0, actions) before anything is read through it or written: the first that
  * does not is stored as [index, value] into error_address (2 int64) and -1 returned, with nothing else written.
- * Returns 0 otherwise. The same as dqn_update_begin and then every backward_stage, in one call.
+ * Returns 0 otherwise. dqn_update_begin and then, when backward is not 0, every backward_stage; with backward 0 the
+ * caller runs the stages.
  */
 inline int32_t dqn_update(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t target_address, const int64_t obs_address, const int64_t next_obs_address,
     const int64_t action_address, const int64_t return_address, const int64_t bootstrap_address,
     const int64_t weight_address, const int32_t huber, const int64_t stats_address, const int64_t td_address,
-    const int64_t error_address) {
+    const int64_t error_address, const int32_t backward) {
     const int32_t status = dqn_update_begin(handle, params_address, grads_address, target_address, obs_address,
         next_obs_address, action_address, return_address, bootstrap_address, weight_address, huber, stats_address,
         td_address, error_address);
-    if (0 != status) {
-        return status;
-    }
-    for (int32_t stage = 0, stages = backward_stages(handle); stage < stages; stage++) {
+    for (int32_t stage = 0, stages = backward_stages(handle); 0 == status && 0 != backward && stage < stages;
+         stage++) {
         backward_stage(handle, stage);
     }
-    return 0;
+    return status;
 }
 
 /**
@@ -609,10 +605,7 @@ inline int64_t mlp_create(const int64_t sgemm_address, const int64_t dims_addres
     return reinterpret_cast<int64_t>(n);
 }
 
-/**
- * One step's forward and loss, and the gradient at the output: the first half of mlp_step, for a caller that runs
- * backward_stage itself (arguments as mlp_step's).
- */
+/** One step's forward and loss, and the gradient at the output: the first half of mlp_step (arguments as its). */
 inline void mlp_step_begin(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address) {
     using namespace dqn_detail;
@@ -660,12 +653,14 @@ inline void mlp_step_begin(const int64_t handle, const int64_t params_address, c
 
 /**
  * One step's forward and backward: gradients written into grads, the loss into stats[0]. weight_address: one
- * float per sample multiplying its terms, or 0 for none. The same as mlp_step_begin and then every backward_stage.
+ * float per sample multiplying its terms, or 0 for none. mlp_step_begin and then, when backward is not 0, every
+ * backward_stage; with backward 0 the caller runs the stages.
  */
 inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
-    const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address) {
+    const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address,
+    const int32_t backward) {
     mlp_step_begin(handle, params_address, grads_address, x_address, y_address, weight_address, stats_address);
-    for (int32_t stage = 0, stages = backward_stages(handle); stage < stages; stage++) {
+    for (int32_t stage = 0, stages = backward_stages(handle); 0 != backward && stage < stages; stage++) {
         backward_stage(handle, stage);
     }
 }

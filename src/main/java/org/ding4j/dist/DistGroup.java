@@ -224,19 +224,31 @@ public final class DistGroup implements AutoCloseable
             final AllReduceEvent event = new AllReduceEvent();
             event.begin();
             allReduce(tensor, operation);
-            event.end();
-            if (event.shouldCommit())
-            {
-                event.purpose = operation;
-                event.bytes = tensor.nbytes();
-                event.rank = info.rank();
-                event.worldSize = info.worldSize();
-                event.commit();
-            }
+            commit(event, operation, tensor.nbytes());
         }
         else
         {
             allReduce(tensor, operation);
+        }
+    }
+
+    /**
+     * Ends an all-reduce's JFR event, begun when the collective started, and commits it with this group's place.
+     *
+     * @param event     the begun event
+     * @param operation what it was for
+     * @param bytes     the bytes reduced
+     */
+    void commit(final AllReduceEvent event, final String operation, final long bytes)
+    {
+        event.end();
+        if (event.shouldCommit())
+        {
+            event.purpose = operation;
+            event.bytes = bytes;
+            event.rank = info.rank();
+            event.worldSize = info.worldSize();
+            event.commit();
         }
     }
 
@@ -257,10 +269,10 @@ public final class DistGroup implements AutoCloseable
     }
 
     /**
-     * Starts summing tensors over all ranks in place without waiting ({@link #finish}): Gloo's one worker thread
+     * Starts summing tensors over all ranks in place without waiting ({@link #await}): Gloo's one worker thread
      * runs the collectives in the order they were started, the same on every rank, while the caller goes on.
      *
-     * @param tensors   one contiguous CPU tensor, held by the caller until {@link #finish}
+     * @param tensors   one contiguous CPU tensor, held by the caller until {@link #await}
      * @param operation what it is for, named in errors
      * @return the work to finish
      * @throws DistException if the collective cannot be started
@@ -276,18 +288,6 @@ public final class DistGroup implements AutoCloseable
         {
             throw failure(operation, ex.getMessage(), ex);
         }
-    }
-
-    /**
-     * Waits for a started collective within the group's timeout, and frees it.
-     *
-     * @param work      what {@link #startAllReduceSum} returned
-     * @param operation what it is for, named in errors
-     * @throws DistException if a rank fails or the timeout passes
-     */
-    void finish(final Work work, final String operation)
-    {
-        await(work, operation);
     }
 
     /**
@@ -337,7 +337,14 @@ public final class DistGroup implements AutoCloseable
         await(work, operation);
     }
 
-    private void await(final Work work, final String operation)
+    /**
+     * Waits for a started collective within the group's timeout, and frees it.
+     *
+     * @param work      what a collective returned
+     * @param operation what it is for, named in errors
+     * @throws DistException if a rank fails or the timeout passes
+     */
+    void await(final Work work, final String operation)
     {
         try (work)
         {

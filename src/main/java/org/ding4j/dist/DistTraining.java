@@ -1,6 +1,7 @@
 package org.ding4j.dist;
 
 import java.time.Duration;
+import java.util.function.IntSupplier;
 
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.pytorch.Tensor;
@@ -105,7 +106,7 @@ public final class DistTraining implements StopVote, AutoCloseable
     }
 
     @Override
-    public void carry(final java.util.function.IntSupplier wish)
+    public void carry(final IntSupplier wish)
     {
         reducer.carryVote(wish);
     }

@@ -1,5 +1,8 @@
 package org.ding4j.dist;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -187,20 +190,11 @@ public final class GradientSync implements GradientReducer, AutoCloseable
         {
             final Work work = bucket.work;
             bucket.work = null;
-            group.finish(work, OPERATION);
-            final AllReduceEvent event = bucket.event;
-            if (null != event)
+            group.await(work, OPERATION);
+            if (null != bucket.event)
             {
+                group.commit(bucket.event, OPERATION, bucket.bytes);
                 bucket.event = null;
-                event.end();
-                if (event.shouldCommit())
-                {
-                    event.purpose = OPERATION;
-                    event.bytes = bucket.bytes;
-                    event.rank = group.info().rank();
-                    event.worldSize = group.info().worldSize();
-                    event.commit();
-                }
             }
         }
         for (int g = 0, groups = params.groupCount(); g < groups; g++)
@@ -230,7 +224,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
         {
             throw new IllegalStateException("GradientSync: cut for one set of parameters, asked to reduce another");
         }
-        final java.util.List<Bucket> cut = new java.util.ArrayList<>();
+        final List<Bucket> cut = new ArrayList<>();
         for (int g = 0; g < params.groupCount(); g++)
         {
             final FlatParameters.Group group = params.group(g);

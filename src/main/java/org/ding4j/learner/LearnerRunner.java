@@ -1,5 +1,7 @@
 package org.ding4j.learner;
 
+import java.util.function.IntSupplier;
+
 import org.ding4j.dist.StopVote;
 import org.ding4j.hook.HookPosition;
 
@@ -173,7 +175,7 @@ final class LearnerRunner
         final StopVote vote = this.vote;
         // The decision for this update, when the last update's log reduce carried it.
         int carried = StopVote.NOT_CARRIED;
-        final java.util.function.IntSupplier ahead = () -> signalled ? StopVote.SIGNAL : endRequested ? StopVote.END
+        final IntSupplier ahead = () -> signalled ? StopVote.SIGNAL : endRequested ? StopVote.END
             : loop.nextReady() ? StopVote.CONTINUE : StopVote.UNSURE;
         for (long i = 0; i < iterations; i++)
         {

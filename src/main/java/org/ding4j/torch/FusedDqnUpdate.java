@@ -208,14 +208,9 @@ public final class FusedDqnUpdate implements AutoCloseable
         t.check(this);
         nets.check(this);
         final boolean staged = null != reducer && reducer.overlapsBackward();
-        final long h = kernel.get();
-        final int status = staged
-            ? NativeKernels.dqn_update_begin(h, nets.address(0), nets.address(1), nets.address(2), t.address(0),
-                t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0, stats.address(),
-                t.address(6), error.address())
-            : NativeKernels.dqn_update(h, nets.address(0), nets.address(1), nets.address(2), t.address(0),
-                t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0, stats.address(),
-                t.address(6), error.address());
+        final int status = NativeKernels.dqn_update(kernel.get(), nets.address(0), nets.address(1), nets.address(2),
+            t.address(0), t.address(1), t.address(2), t.address(3), t.address(4), t.address(5), huber ? 1 : 0,
+            stats.address(), t.address(6), error.address(), staged ? 0 : 1);
         if (0 != status)
         {
             throw new IllegalArgumentException("FusedDqnUpdate: action[" + error.get(0) + "] = " + error.get(1)

@@ -175,16 +175,12 @@ public final class FusedMlpStep implements AutoCloseable
         final Binding t = b.tensors;
         t.check(this);
         net.check(this);
-        if (null != reducer && reducer.overlapsBackward())
+        final boolean staged = null != reducer && reducer.overlapsBackward();
+        NativeKernels.mlp_step(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
+            t.address(2), stats.address(), staged ? 0 : 1);
+        if (staged)
         {
-            NativeKernels.mlp_step_begin(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
-                t.address(2), stats.address());
             kernel.backwardInStages(reducer, params);
-        }
-        else
-        {
-            NativeKernels.mlp_step(kernel.get(), net.address(0), net.address(1), t.address(0), t.address(1),
-                t.address(2), stats.address());
         }
         return stats.get(0);
     }

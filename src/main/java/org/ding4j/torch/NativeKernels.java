@@ -35,23 +35,21 @@ final class NativeKernels
 
     static native void dqn_free(long handle);
 
+    /** backward 0: only forward and loss; the caller runs {@link #backward_stage} for each stage. */
     static native int dqn_update(long handle, long params, long grads, long target, long obs, long nextObs,
-        long action, long ret, long bootstrap, long weight, int huber, long stats, long td, long error);
-
-    static native int dqn_update_begin(long handle, long params, long grads, long target, long obs, long nextObs,
-        long action, long ret, long bootstrap, long weight, int huber, long stats, long td, long error);
+        long action, long ret, long bootstrap, long weight, int huber, long stats, long td, long error, int backward);
 
     static native long backward_stage(long handle, int stage);
 
     static native int backward_stages(long handle);
 
-    static native void mlp_step_begin(long handle, long params, long grads, long x, long y, long weight, long stats);
-
     static native int dqn_q_values(long handle, long params, long obs, long rows, long q);
 
     static native long mlp_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
 
-    static native void mlp_step(long handle, long params, long grads, long x, long y, long weight, long stats);
+    /** backward 0: only forward and loss; the caller runs {@link #backward_stage} for each stage. */
+    static native void mlp_step(long handle, long params, long grads, long x, long y, long weight, long stats,
+        int backward);
 
     static native long malloc_in_use_bytes();
 
