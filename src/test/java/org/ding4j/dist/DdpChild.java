@@ -27,12 +27,15 @@ import org.ding4j.torch.Threads;
  * {@code FAILED <message>} and exits 3.
  * <p>
  * Arguments: rank world port dir updates timeoutMs [train|start|fail [masterAddr]]; in train mode it also prints
- * {@code US_PER_UPDATE u}, the mean wall time of its updates.
+ * {@code US_PER_UPDATE u}, the mean wall time of its updates, and {@code BUCKETS n}, its gradient buckets (the
+ * system property {@value #BUCKET_BYTES_PROPERTY} sets their size; 0 is the flat all-reduce).
  */
 public final class DdpChild
 {
     /** In {@code fail} mode rank 1's data source throws instead of making this batch. */
     static final long FAIL_AT = 25;
+    /** The gradient bucket size in bytes ({@code dist.bucket_mb}); 0 is the flat all-reduce after backward. */
+    static final String BUCKET_BYTES_PROPERTY = "ddp.bucket_bytes";
 
     private DdpChild()
     {
@@ -55,7 +58,8 @@ public final class DdpChild
         try (RegressionPolicy policy = new RegressionPolicy(100 + rank);
             BaseLearner<Long> learner = new BaseLearner<>(Config.empty().with("hook.save_ckpt_after_run", false)
                 .with("train_iterations", (long)updates), policy, null, info, dir.resolve("exp").toString(), "learner");
-            DistTraining dist = DistTraining.join(info, timeout, policy.regressor().optimizer()))
+            DistTraining dist = DistTraining.join(info, timeout, policy.regressor().optimizer(),
+                Long.getLong(BUCKET_BYTES_PROPERTY, GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB))))
         {
             learner.distributed(dist);
             final double[] local = new double[1];
@@ -100,6 +104,7 @@ public final class DdpChild
                 learner.train(1000L * i + rank);
             }
             System.out.printf(Locale.ROOT, "US_PER_UPDATE %.1f%n", (System.nanoTime() - began) / 1e3 / updates);
+            System.out.println("BUCKETS " + dist.gradientSync().bucketCount());
             if (dist.gradientSync().reductions() != updates)
             {
                 throw new IllegalStateException("expected " + updates + " gradient reductions, got "

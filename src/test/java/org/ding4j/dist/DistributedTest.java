@@ -88,6 +88,34 @@ class DistributedTest
         assertTrue(local(ranks.get(0), UPDATES) != local(ranks.get(1), UPDATES), "ranks see different batches");
     }
 
+    /**
+     * Buckets change when each part of the gradient travels, not what is added: every element is still the sum of
+     * the same two floats, so one bucket per parameter must end bit-identical to the flat all-reduce.
+     */
+    @Test
+    void bucketsPerParameterShouldTrainBitIdenticallyToTheFlatAllReduce() throws Exception
+    {
+        final byte[][] results = new byte[2][];
+        final long[] bucketBytes = {0, 1};
+        // The flat path is one whole-buffer bucket started after backward.
+        final int[] expectedBuckets = {1, 4};
+        for (int run = 0; run < 2; run++)
+        {
+            final Path runDir = Files.createDirectories(dir.resolve("buckets" + bucketBytes[run]));
+            final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train",
+                "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=" + bucketBytes[run]);
+            for (final ChildJvm rank : ranks)
+            {
+                assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
+                assertEquals("BUCKETS " + expectedBuckets[run], rank.firstLine(l -> l.startsWith("BUCKETS ")),
+                    rank::output);
+            }
+            results[run] = Files.readAllBytes(runDir.resolve("rank0.bin"));
+            assertArrayEquals(results[run], Files.readAllBytes(runDir.resolve("rank1.bin")), "ranks differ");
+        }
+        assertArrayEquals(results[0], results[1], "4 buckets (one per parameter) differ from the flat all-reduce");
+    }
+
     @Test
     void aKilledRankShouldMakeTheOthersFailWithinTheTimeout() throws Exception
     {
@@ -212,11 +240,19 @@ class DistributedTest
     private List<ChildJvm> launch(final int world, final int updates, final long timeoutMs, final String mode)
         throws IOException
     {
+        return launch(dir, world, updates, timeoutMs, mode);
+    }
+
+    private static List<ChildJvm> launch(final Path dir, final int world, final int updates, final long timeoutMs,
+        final String mode, final String... jvmArgs) throws IOException
+    {
         final int port = ChildJvm.freePort();
         final List<ChildJvm> ranks = new ArrayList<>();
         for (int r = 0; r < world; r++)
         {
             final List<String> command = ChildJvm.javaCommand(dir, DdpChild.class.getName());
+            // JVM options go before the class path and main class.
+            command.addAll(1, List.of(jvmArgs));
             command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
                 dir.toString(), Integer.toString(updates), Long.toString(timeoutMs), mode));
             ranks.add(ChildJvm.start(r, new ProcessBuilder(command), line -> line.startsWith("iter 20 ")));

@@ -70,6 +70,73 @@ class FusedMlpStepTest
         }
     }
 
+    /**
+     * Backward one layer per native call (for a reducer that overlaps it) runs the same arithmetic as one call: the
+     * parameters stay bit-identical, and each stage reports a lower frontier until every gradient is final.
+     */
+    @Test
+    void backwardInStagesShouldMatchOneCallBitForBitAndReportFallingFrontiers()
+    {
+        Threads.configure();
+        final long[] sizes = {8, 32, 16, 16, 3};
+        torch.manual_seed(5);
+        final MlpRegressor oneCall = new MlpRegressor(Mlp.of(Activation.RELU, sizes), AdamConfig.adam(1e-2), 0);
+        torch.manual_seed(5);
+        final MlpRegressor staged = new MlpRegressor(Mlp.of(Activation.RELU, sizes), AdamConfig.adam(1e-2), 0);
+        oneCall.fusedStep(32);
+        staged.fusedStep(32);
+        final java.util.List<Long> frontiers = new java.util.ArrayList<>();
+        staged.optimizer().gradientReducer(new GradientReducer()
+        {
+            @Override
+            public void reduce(final FlatParameters params)
+            {
+                frontiers.add(-1L);
+            }
+
+            @Override
+            public boolean overlapsBackward()
+            {
+                return true;
+            }
+
+            @Override
+            public void gradientsFinal(final FlatParameters params, final int group, final long from)
+            {
+                assertEquals(0, group);
+                frontiers.add(from);
+            }
+        });
+        try (oneCall; staged)
+        {
+            for (int step = 0; step < 20; step++)
+            {
+                try (PointerScope scope = new PointerScope())
+                {
+                    torch.manual_seed(200 + step);
+                    final Tensor x = torch.randn(32, sizes[0]);
+                    final Tensor y = torch.randn(32, sizes[sizes.length - 1]);
+                    assertEquals(oneCall.step(x, y), staged.step(x, y), 0.0, "loss at step " + step);
+                }
+            }
+            assertTrue(torch.equal(oneCall.parameters().group(0).values(), staged.parameters().group(0).values()),
+                "staged backward changed the parameters");
+        }
+        // Per step: one frontier per Linear layer, falling to 0, then the reduce before the optimizer step.
+        final int layers = sizes.length - 1;
+        assertEquals(20 * (layers + 1), frontiers.size(), frontiers::toString);
+        for (int step = 0; step < 20; step++)
+        {
+            final java.util.List<Long> one = frontiers.subList(step * (layers + 1), (step + 1) * (layers + 1));
+            for (int i = 1; i < layers; i++)
+            {
+                assertTrue(one.get(i) < one.get(i - 1), "frontiers must fall: " + one);
+            }
+            assertEquals(0L, one.get(layers - 1), one::toString);
+            assertEquals(-1L, one.get(layers), one::toString);
+        }
+    }
+
     @Test
     void tensorsRefilledInPlaceAndNewTensorsShouldBothBeRead()
     {
