@@ -7,8 +7,11 @@ import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -16,8 +19,12 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
 
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.torch.Natives;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -31,6 +38,12 @@ import picocli.CommandLine.Parameters;
  * exits with a failure stops the others (SIGTERM, then SIGKILL after a grace period) and exits with that code. On
  * several nodes run the same command on each with {@code --nnodes}, {@code --node-rank} and the
  * {@code --master-addr} of node 0.
+ * <p>
+ * With {@code --max-restarts N} a failed attempt is followed by another, up to N times, as torchrun's elastic agent
+ * does: every rank starts again with {@code TORCHELASTIC_RESTART_COUNT} set, resumes from the newest verified
+ * checkpoint ({@link ElasticAttempt}), and gets the failed attempts' records (cause, update reached, times) for rank
+ * 0's {@code summary.json}. A rank's failure message comes from its {@code TORCHELASTIC_ERROR_FILE}. Bad input (exit
+ * 2) and a stopped launcher are never restarted.
  */
 @Command(name = "launch", mixinStandardHelpOptions = true,
     description = "Run a ding4j command on N local ranks (torchrun's environment), e.g. "
@@ -39,6 +52,7 @@ final class LaunchCommand implements Callable<Integer>
 {
     /** How long stopped ranks get to save and exit after SIGTERM before they are killed. */
     private static final long GRACE_SECONDS = 30;
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--nproc", required = true, description = "ranks on this node (>= 1)")
     private int nproc;
@@ -61,6 +75,11 @@ final class LaunchCommand implements Callable<Integer>
         + "of another job is refused (default: a new random id; several nodes pass the same one)")
     private String jobId;
 
+    @Option(names = "--max-restarts", defaultValue = "0", paramLabel = "N",
+        description = "when a rank fails, restart every rank of this node up to N times, each attempt resuming from "
+            + "the newest verified checkpoint (default: ${DEFAULT-VALUE}: the job fails)")
+    private int maxRestarts;
+
     @Option(names = "--main", defaultValue = "org.ding4j.cli.Main", paramLabel = "CLASS",
         description = "the class whose main each rank runs, on this JVM's class path (default: the ding4j command "
             + "line, so COMMAND is a ding4j command)")
@@ -77,6 +96,19 @@ final class LaunchCommand implements Callable<Integer>
     {
     }
 
+    /**
+     * How one attempt ended.
+     *
+     * @param code   0, or the first failing rank's exit code
+     * @param record what {@code summary.json} and the next attempt get of a failed one, else null
+     */
+    private record Outcome(int code, Map<String, Object> record)
+    {
+    }
+
+    /** Set when the launcher itself is told to stop: then no attempt is restarted. */
+    private volatile boolean stopping;
+
     @Override
     public Integer call() throws Exception
     {
@@ -85,6 +117,10 @@ final class LaunchCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--nproc, --nnodes, --node-rank: expected nproc >= 1, nnodes >= 1, "
                 + "0 <= node-rank < nnodes; got nproc=" + nproc + " nnodes=" + nnodes + " node-rank=" + nodeRank);
+        }
+        if (maxRestarts < 0)
+        {
+            throw new IllegalArgumentException("--max-restarts: expected an integer >= 0, got " + maxRestarts);
         }
         final int world = nproc * nnodes;
         if (null == masterPort)
@@ -110,12 +146,10 @@ final class LaunchCommand implements Callable<Integer>
         // The ranks would wait for each other's extraction under Natives' lock; extracting once here first leaves
         // them a complete cache and a quicker start.
         Natives.load();
-        final PrintWriter out = spec.commandLine().getOut();
         final List<Process> processes = new ArrayList<>();
-        final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);
-        final List<Thread> pumps = new ArrayList<>();
-        // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace.
+        // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing.
         final Thread onExit = new Thread(() -> {
+            stopping = true;
             try
             {
                 stopAll(processes);
@@ -126,46 +160,161 @@ final class LaunchCommand implements Callable<Integer>
             }
         }, "ding4j-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(onExit);
+        final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
+        try
+        {
+            final List<Map<String, Object>> failed = new ArrayList<>();
+            for (int attempt = 0; ; attempt++)
+            {
+                final Outcome outcome = attempt(attempt, world, failed, processes, errorFiles);
+                if (0 == outcome.code())
+                {
+                    return 0;
+                }
+                final String cause = (String)outcome.record().get("cause");
+                if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code())
+                {
+                    if (maxRestarts > 0)
+                    {
+                        err.println("ding4j launch: not restarting (" + (stopping ? "the launcher was stopped"
+                            : Main.BAD_INPUT == outcome.code() ? "bad input: a restart would fail the same way"
+                            : maxRestarts + " restarts used") + "); attempt " + attempt + " ended: " + cause);
+                    }
+                    return outcome.code();
+                }
+                failed.add(outcome.record());
+                err.println("ding4j launch: restart " + (attempt + 1) + " of at most " + maxRestarts + ", every rank "
+                    + "from the newest verified checkpoint; attempt " + attempt + " ended: " + cause);
+                err.flush();
+            }
+        }
+        finally
+        {
+            stopAll(processes);
+            Runtime.getRuntime().removeShutdownHook(onExit);
+            deleteTree(errorFiles);
+            spec.commandLine().getOut().flush();
+        }
+    }
+
+    /**
+     * Runs every rank of this node once: when one fails, stops the others and records the attempt (the failed rank,
+     * its exit, the cause from its error file, the highest update any rank reported, how long it ran and stopped).
+     */
+    private Outcome attempt(final int attempt, final int world, final List<Map<String, Object>> failed,
+        final List<Process> processes, final Path errorFiles) throws IOException, InterruptedException
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        final PrintWriter err = spec.commandLine().getErr();
+        final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);
+        final List<Thread> pumps = new ArrayList<>();
+        final String attemptsJson = JSON.writeValueAsString(failed);
+        final long began = System.nanoTime();
+        synchronized (processes)
+        {
+            processes.clear();
+        }
+        Exit first = null;
+        long failedAt = 0;
         try
         {
             for (int local = 0; local < nproc; local++)
             {
                 final int rank = nodeRank * nproc + local;
-                final Process process = start(rank, local, world);
+                final Process process = start(rank, local, world, attempt, attemptsJson,
+                    errorFile(errorFiles, attempt, rank));
                 synchronized (processes)
                 {
                     processes.add(process);
                 }
+                err.println("ding4j launch: attempt " + attempt + ": rank " + rank + " is pid " + process.pid());
+                err.flush();
                 pumps.add(pump(process, rank, out, exits));
             }
-            int failure = 0;
             for (int done = 0; done < nproc; done++)
             {
                 final Exit exit = exits.take();
-                if (0 != exit.code() && 0 == failure)
+                if (0 != exit.code() && null == first)
                 {
-                    failure = exit.code();
+                    first = exit;
+                    failedAt = System.nanoTime();
                     err.println("ding4j launch: rank " + exit.rank() + " exited with " + exit.code()
                         + "; stopping the other ranks");
                     err.flush();
                     stopAll(processes);
                 }
             }
-            return failure;
         }
         finally
         {
             stopAll(processes);
-            Runtime.getRuntime().removeShutdownHook(onExit);
             for (final Thread pump : pumps)
             {
                 pump.join(TimeUnit.SECONDS.toMillis(GRACE_SECONDS));
             }
-            out.flush();
+        }
+        if (null == first)
+        {
+            return new Outcome(0, null);
+        }
+        final ElasticAttempt.Failure own = ElasticAttempt.readFailure(errorFile(errorFiles, attempt, first.rank()));
+        long reached = -1;
+        for (int local = 0; local < nproc; local++)
+        {
+            final ElasticAttempt.Failure report = ElasticAttempt.readFailure(
+                errorFile(errorFiles, attempt, nodeRank * nproc + local));
+            reached = null == report ? reached : Math.max(reached, report.updates());
+        }
+        final Map<String, Object> record = new LinkedHashMap<>();
+        record.put("attempt", attempt);
+        record.put("failed_rank", first.rank());
+        record.put("exit_code", first.code());
+        record.put("cause", "rank " + first.rank() + " " + describeExit(first.code())
+            + (null == own ? "" : ": " + own.message()));
+        record.put("update_reached", reached < 0 ? null : reached);
+        record.put("ran_s", (failedAt - began) / 1e9);
+        record.put("stop_s", (System.nanoTime() - failedAt) / 1e9);
+        return new Outcome(first.code(), record);
+    }
+
+    private static Path errorFile(final Path folder, final int attempt, final int rank)
+    {
+        return folder.resolve("attempt" + attempt + "-rank" + rank + ".json");
+    }
+
+    /** An exit code as the shell reports a process that a signal ended (128 + N). */
+    static String describeExit(final int code)
+    {
+        if (code <= 128 || code > 128 + 64)
+        {
+            return "exited with " + code;
+        }
+        final int signal = code - 128;
+        final String name = switch (signal)
+        {
+            case 2 -> " (SIGINT)";
+            case 6 -> " (SIGABRT)";
+            case 9 -> " (SIGKILL)";
+            case 11 -> " (SIGSEGV)";
+            case 15 -> " (SIGTERM)";
+            default -> "";
+        };
+        return "was ended by signal " + signal + name + " (exit " + code + ")";
+    }
+
+    private static void deleteTree(final Path folder) throws IOException
+    {
+        try (Stream<Path> files = Files.walk(folder))
+        {
+            for (final Path file : files.sorted(Comparator.reverseOrder()).toList())
+            {
+                Files.deleteIfExists(file);
+            }
         }
     }
 
-    private Process start(final int rank, final int local, final int world) throws IOException
+    private Process start(final int rank, final int local, final int world, final int attempt,
+        final String attemptsJson, final Path errorFile) throws IOException
     {
         final List<String> args = new ArrayList<>();
         args.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
@@ -189,7 +338,12 @@ final class LaunchCommand implements Callable<Integer>
         env.put("LOCAL_RANK", Integer.toString(local));
         env.put("MASTER_ADDR", masterAddr);
         env.put("MASTER_PORT", Integer.toString(masterPort));
-        env.put(DistInfo.JOB_ID_VARIABLE, jobId);
+        // Each attempt is its own job at the rendezvous, so a rank left over from an earlier one is refused.
+        env.put(DistInfo.JOB_ID_VARIABLE, 0 == attempt ? jobId : jobId + "/restart-" + attempt);
+        env.put(ElasticAttempt.RESTART_COUNT_VARIABLE, Integer.toString(attempt));
+        env.put(ElasticAttempt.MAX_RESTARTS_VARIABLE, Integer.toString(maxRestarts));
+        env.put(ElasticAttempt.ERROR_FILE_VARIABLE, errorFile.toString());
+        env.put(ElasticAttempt.ATTEMPTS_VARIABLE, attemptsJson);
         // The ranks watch this process: if it is killed outright, they stop themselves.
         env.put("DING4J_LAUNCHER_PID", Long.toString(ProcessHandle.current().pid()));
         return builder.start();

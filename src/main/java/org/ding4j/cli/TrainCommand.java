@@ -1,5 +1,6 @@
 package org.ding4j.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
@@ -11,6 +12,7 @@ import java.util.concurrent.Callable;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.cartpole.DqnPipeline;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
@@ -45,8 +47,36 @@ final class TrainCommand implements Callable<Integer>
     @Spec
     private picocli.CommandLine.Model.CommandSpec spec;
 
+    /** The run, once its config is checked (its update count goes into a failing rank's error file). */
+    private DqnPipeline pipeline;
+
+    /**
+     * Trains; a failure is also written to the launcher's error file ({@code TORCHELASTIC_ERROR_FILE}) with the
+     * updates done, so that {@code ding4j launch} can say which rank failed at which update, as torchrun does.
+     */
     @Override
     public Integer call() throws Exception
+    {
+        final ElasticAttempt attempt = ElasticAttempt.fromEnvironment(System.getenv());
+        try
+        {
+            return train(attempt);
+        }
+        catch (final Exception | Error ex)
+        {
+            try
+            {
+                attempt.recordFailure(ex, null == pipeline ? 0 : pipeline.updatesDone());
+            }
+            catch (final IOException | RuntimeException report)
+            {
+                ex.addSuppressed(report);
+            }
+            throw ex;
+        }
+    }
+
+    private int train(final ElasticAttempt attempt) throws Exception
     {
         final long mainStart = System.nanoTime();
         final double jvmStartS = uptimeS();
@@ -73,7 +103,7 @@ final class TrainCommand implements Callable<Integer>
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
-        final DqnPipeline pipeline = new DqnPipeline(user, dist);
+        pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();
         nativeLoad.join();

@@ -331,6 +331,34 @@ public final class Config
         return map;
     }
 
+    /**
+     * Every leaf of this tree as one {@code dotted.key: value} line (strings quoted), sorted by key: two configs
+     * compare line by line, and the first line that differs names the key (ranks compare theirs at the rendezvous).
+     *
+     * @return the lines joined by newlines
+     */
+    public String settingLines()
+    {
+        final List<String> lines = new ArrayList<>();
+        addLines(lines);
+        Collections.sort(lines);
+        return String.join("\n", lines);
+    }
+
+    private void addLines(final List<String> lines)
+    {
+        values.forEach((key, value) -> {
+            if (value instanceof Config child)
+            {
+                child.addLines(lines);
+            }
+            else
+            {
+                lines.add(join(path, key) + ": " + (value instanceof String text ? "\"" + text + "\"" : value));
+            }
+        });
+    }
+
     private static Object plain(final Object value)
     {
         if (value instanceof Config config)

@@ -1,7 +1,10 @@
 package org.ding4j.dist;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -71,7 +74,7 @@ public final class DistGroup implements AutoCloseable
     private final TensorVector one = new TensorVector(1);
     private boolean closed;
 
-    private DistGroup(final DistInfo info, final Duration timeout)
+    private DistGroup(final DistInfo info, final Duration timeout, final String settings)
     {
         this.info = info;
         this.timeout = timeout;
@@ -87,7 +90,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            final String reason = String.valueOf(ex.getMessage());
+            final String reason = reason(ex);
             throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
                 + (reason.toLowerCase(Locale.ROOT).contains("address already in use")
                 ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
@@ -95,7 +98,7 @@ public final class DistGroup implements AutoCloseable
         }
         try
         {
-            checkJob();
+            checkJob(settings);
         }
         catch (final RuntimeException ex)
         {
@@ -113,7 +116,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException("init_process_group", info, ex.getMessage() + " (within " + timeout.toMillis()
+            throw new DistException("init_process_group", info, reason(ex) + " (within " + timeout.toMillis()
                 + " ms)", ex);
         }
         sum = new AllreduceOptions();
@@ -122,33 +125,82 @@ public final class DistGroup implements AutoCloseable
     }
 
     /**
-     * Rank 0 writes the job's identity and world size into its store; every other rank reads them and refuses a
-     * store of another job before it takes part in any collective (two jobs on one port would otherwise pair their
-     * ranks and average each other's gradients).
+     * Every rank checks that it joins its own job with the same world size and settings before any collective: two
+     * jobs on one port would otherwise pair their ranks and average each other's gradients, and ranks of one job
+     * started with different configs would train on, each with its own. Rank 0 writes its identity and settings
+     * into its store and reads every other rank's (under keys of this job's id, so a rank of another job overwrites
+     * nothing); each other rank writes its own and reads rank 0's. A mismatch fails both sides at once, naming the
+     * first setting that differs.
      */
-    private void checkJob()
+    private void checkJob(final String settings)
     {
-        final String mine = info.jobId() + " (world size " + info.worldSize() + ")";
+        // Line 0 the job, line 1 the world size, then the settings: compare() names the first line that differs.
+        final String mine = info.jobId() + "\nworld size " + info.worldSize() + "\n" + settings;
         if (0 == info.rank())
         {
             store.set(JOB_KEY, mine);
+            for (int r = 1; r < info.worldSize(); r++)
+            {
+                compare(read(JOB_KEY + "/" + info.jobId() + "/rank" + r, "rank " + r + " did not join"), mine,
+                    "rank " + r);
+            }
             return;
         }
-        final String theirs;
-        try (ByteVector value = store.get(JOB_KEY))
+        store.set(JOB_KEY + "/" + info.jobId() + "/rank" + info.rank(), mine);
+        compare(read(JOB_KEY, "the store did not say which job it serves"), mine, "rank 0");
+    }
+
+    private String read(final String key, final String missing)
+    {
+        try (ByteVector value = store.get(key))
         {
-            theirs = new String(value.get(), StandardCharsets.UTF_8);
+            return new String(value.get(), StandardCharsets.UTF_8);
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":"
-                + info.masterPort() + " did not say which job it serves within " + timeout.toMillis() + " ms: "
-                + ex.getMessage(), ex);
+            throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
+                + info.masterPort() + " within " + timeout.toMillis() + " ms: " + reason(ex), ex);
         }
-        if (!mine.equals(theirs))
+    }
+
+    private void compare(final String theirs, final String mine, final String who)
+    {
+        final String[] a = mine.split("\n", -1);
+        final String[] b = theirs.split("\n", -1);
+        if (!a[0].equals(b[0]))
         {
-            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":" + info.masterPort()
-                + " serves job " + theirs + ", not this job " + mine + ": another job uses this port", null);
+            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":"
+                + info.masterPort() + " serves job " + b[0] + ", not this job " + a[0]
+                + ": another job uses this port", null);
+        }
+        if (b.length < 2 || !a[1].equals(b[1]))
+        {
+            throw new DistException("rendezvous", info, who + " was started with " + (b.length < 2 ? "no world size"
+                : b[1]) + ", this rank with " + a[1] + ": every rank needs the same world size", null);
+        }
+        for (int i = 2; i < Math.max(a.length, b.length); i++)
+        {
+            final String here = i < a.length ? a[i] : "(missing)";
+            final String there = i < b.length ? b[i] : "(missing)";
+            if (!here.equals(there))
+            {
+                throw new DistException("rendezvous", info, who + " runs another config: " + there + " on " + who
+                    + ", " + here + " here (config sha256 " + sha256(theirs) + " vs " + sha256(mine)
+                    + "); every rank must run the same effective config", null);
+            }
+        }
+    }
+
+    private static String sha256(final String text)
+    {
+        try
+        {
+            final byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        }
+        catch (final NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException("every JVM has SHA-256", ex);
         }
     }
 
@@ -162,13 +214,29 @@ public final class DistGroup implements AutoCloseable
      */
     public static DistGroup join(final DistInfo info, final Duration timeout)
     {
+        return join(info, timeout, "");
+    }
+
+    /**
+     * As {@link #join(DistInfo, Duration)}, checking at the rendezvous that every rank has the same settings.
+     *
+     * @param info     this process's place
+     * @param timeout  rendezvous and collective timeout (> 0)
+     * @param settings what every rank must share, one setting per line (e.g. the effective config's
+     *                 {@code Config.settingLines()}); "" for nothing but the job and world size
+     * @return the group
+     * @throws DistException if the rendezvous fails or times out, or a rank's settings differ (naming the line)
+     */
+    public static DistGroup join(final DistInfo info, final Duration timeout, final String settings)
+    {
         Objects.requireNonNull(info, "info");
+        Objects.requireNonNull(settings, "settings");
         if (null == timeout || timeout.isNegative() || timeout.isZero())
         {
             throw new IllegalArgumentException("timeout: expected > 0, got " + timeout);
         }
         LauncherWatch.start(System.getenv());
-        return new DistGroup(info, timeout);
+        return new DistGroup(info, timeout, settings);
     }
 
     /**
@@ -263,7 +331,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw failure(operation, ex.getMessage(), ex);
+            throw failure(operation, reason(ex), ex);
         }
         await(work, operation);
     }
@@ -286,7 +354,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw failure(operation, ex.getMessage(), ex);
+            throw failure(operation, reason(ex), ex);
         }
     }
 
@@ -311,7 +379,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw failure(operation, ex.getMessage(), ex);
+            throw failure(operation, reason(ex), ex);
         }
         await(work, operation);
     }
@@ -332,7 +400,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw failure(operation, ex.getMessage(), ex);
+            throw failure(operation, reason(ex), ex);
         }
         await(work, operation);
     }
@@ -360,7 +428,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw failure(operation, ex.getMessage(), ex);
+            throw failure(operation, reason(ex), ex);
         }
     }
 
@@ -391,7 +459,7 @@ public final class DistGroup implements AutoCloseable
             }
             catch (final RuntimeException ex)
             {
-                throw new DistException(operation + " (NCCL init)", info, ex.getMessage(), ex);
+                throw new DistException(operation + " (NCCL init)", info, reason(ex), ex);
             }
         }
         return nccl;
@@ -447,6 +515,18 @@ public final class DistGroup implements AutoCloseable
         }
         return new DistException(operation, info, null == reported ? detail : detail + " (failed first: " + reported
             + ")", cause);
+    }
+
+    /**
+     * A native error's message without the C++ backtrace that c10 appends ("Exception raised from ... frame #0
+     * ..."), on one line: the first line of a failed job's log should say what broke, not list frames. The
+     * exception itself stays the cause, backtrace and all.
+     */
+    static String reason(final RuntimeException ex)
+    {
+        final String message = String.valueOf(ex.getMessage());
+        final int backtrace = message.indexOf("Exception raised from ");
+        return (backtrace < 0 ? message : message.substring(0, backtrace)).strip().replaceAll("\\s*\n\\s*", " ");
     }
 
     private void checkOpen(final String operation)

@@ -70,7 +70,25 @@ public final class DistTraining implements StopVote, AutoCloseable
     public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer,
         final long bucketBytes)
     {
-        final DistGroup group = DistGroup.join(info, timeout);
+        return join(info, timeout, optimizer, bucketBytes, "");
+    }
+
+    /**
+     * As {@link #join(DistInfo, Duration, FusedOptimizer, long)}, checking at the rendezvous that every rank runs
+     * the same settings ({@link DistGroup#join(DistInfo, Duration, String)}).
+     *
+     * @param info        this rank's place
+     * @param timeout     rendezvous and collective timeout
+     * @param optimizer   the policy's optimizer
+     * @param bucketBytes gradient bucket size in bytes; 0 for one all-reduce after backward
+     * @param settings    one setting per line that every rank must share (the effective config's
+     *                    {@code settingLines()}), "" for none
+     * @return the wiring; close it after training (closes the group)
+     */
+    public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer,
+        final long bucketBytes, final String settings)
+    {
+        final DistGroup group = DistGroup.join(info, timeout, settings);
         try
         {
             return new DistTraining(group, true, optimizer, bucketBytes);

@@ -3,11 +3,18 @@ package org.ding4j.learner;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.function.Consumer;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.AtomicFiles;
@@ -35,7 +42,79 @@ public final class LearnerCheckpoints implements Checkpoints
     LearnerCheckpoints(final BaseLearner<?> learner, final String expName, final String instanceName)
     {
         this.learner = learner;
-        this.dir = Path.of(expName).resolve("learner".equals(instanceName) ? "ckpt" : "ckpt_" + instanceName);
+        this.dir = folder(expName, instanceName);
+    }
+
+    /**
+     * @param expName      the experiment folder
+     * @param instanceName the learner's instance name
+     * @return where that learner writes its checkpoints: {@code ./{exp}/ckpt}, or {@code ./{exp}/ckpt_{instance}}
+     */
+    public static Path folder(final String expName, final String instanceName)
+    {
+        return Path.of(expName).resolve("learner".equals(instanceName) ? "ckpt" : "ckpt_" + instanceName);
+    }
+
+    /**
+     * The checkpoint a restarted run resumes from.
+     *
+     * @param file     the file
+     * @param lastIter the updates it holds
+     * @param refused  newer files that failed verification, each with its reason
+     */
+    public record Verified(Path file, long lastIter, List<String> refused)
+    {
+    }
+
+    /**
+     * The newest checkpoint in a folder that reads back whole: the files are tried newest first (by modification
+     * time, so a run resumed from an older file and saved since counts from its own saves), each read completely
+     * (every record's CRC checked) and required to hold {@code last_iter}. The exception checkpoint is never taken:
+     * a run fails mid-update, so its counters and parameters need not agree; nor are the temporary files of an
+     * interrupted write. A file that fails is named in {@link Verified#refused()} and the next older one tried.
+     *
+     * @param dir a checkpoint folder ({@link #folder})
+     * @param io  how checkpoints are read
+     * @return the newest verified checkpoint, or empty when there is none (or no folder)
+     * @throws IOException if the folder cannot be listed
+     */
+    public static Optional<Verified> newestVerified(final Path dir, final CheckpointIO io) throws IOException
+    {
+        if (!Files.isDirectory(dir))
+        {
+            return Optional.empty();
+        }
+        final List<Path> candidates = new ArrayList<>();
+        try (Stream<Path> files = Files.list(dir))
+        {
+            files.filter(f -> Files.isRegularFile(f) && !AtomicFiles.isTemporary(f)
+                && !BaseLearner.EXCEPTION_CHECKPOINT.equals(f.getFileName().toString())).forEach(candidates::add);
+        }
+        final Map<Path, FileTime> times = new HashMap<>();
+        for (final Path file : candidates)
+        {
+            times.put(file, Files.getLastModifiedTime(file));
+        }
+        candidates.sort(Comparator.comparing(times::get, Comparator.reverseOrder()));
+        final List<String> refused = new ArrayList<>();
+        for (final Path file : candidates)
+        {
+            try (PointerScope scope = new PointerScope())
+            {
+                final Object lastIter = io.read(file).get(LAST_ITER);
+                if (lastIter instanceof Long n && n >= 0)
+                {
+                    return Optional.of(new Verified(file, n, refused));
+                }
+                refused.add(file + ": " + LAST_ITER + ": expected an integer >= 0, got " + lastIter);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                // Whatever is wrong with this file, an older one may still be whole.
+                refused.add(file + ": " + ex.getMessage());
+            }
+        }
+        return Optional.empty();
     }
 
     @Override

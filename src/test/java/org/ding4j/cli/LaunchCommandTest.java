@@ -62,11 +62,47 @@ class LaunchCommandTest
     }
 
     @Test
+    void aFailedAttemptShouldBeRestartedUpToMaxRestarts()
+    {
+        assertEquals(0, launch("launch", "--nproc", "2", "--max-restarts", "2", "--job-id", "j1", "--main",
+            LaunchProbe.class.getName(), "--", "fail-first-attempt", "7"), err::toString);
+        final String text = out.toString();
+        assertTrue(text.contains("[rank 1] rank=1") && text.contains("restart=0 job=j1"), text);
+        for (int r = 0; r < 2; r++)
+        {
+            assertTrue(text.contains("[rank " + r + "] rank=" + r + " world=2 local=" + r), text);
+            assertTrue(text.contains("args=fail-first-attempt,7 restart=1 job=j1/restart-1"), text);
+        }
+        assertTrue(err.toString().contains("restart 1 of at most 2, every rank from the newest verified checkpoint; "
+            + "attempt 0 ended: rank 1 exited with 7"), err::toString);
+        assertTrue(!text.contains("restart=2"), "one restart was enough: " + text);
+    }
+
+    @Test
+    void badInputShouldNotBeRestartedAndNoRestartsShouldFailAsBefore()
+    {
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--max-restarts", "3", "--main",
+            LaunchProbe.class.getName(), "--", "fail-first-attempt", "2"));
+        assertTrue(err.toString().contains("not restarting (bad input: a restart would fail the same way); attempt 0 "
+            + "ended: rank 1 exited with 2"), err::toString);
+        assertTrue(!out.toString().contains("restart=1"), out::toString);
+        assertEquals(7, launch("launch", "--nproc", "2", "--main", LaunchProbe.class.getName(), "--",
+            "fail-first-attempt", "7"));
+        assertTrue(!out.toString().contains("restart=1"), out::toString);
+    }
+
+    @Test
     void badArgumentsShouldNameTheOption()
     {
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "0", "--", "train"));
         assertTrue(err.toString().contains("--nproc"), err::toString);
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--master-port", "70000", "--", "train"));
         assertTrue(err.toString().contains("master_port: expected 1-65535, got 70000"), err::toString);
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "1", "--nnodes", "2", "--node-rank", "2",
+            "--master-port", "29500", "--job-id", "j", "--", "train"));
+        assertTrue(err.toString().contains("0 <= node-rank < nnodes; got nproc=1 nnodes=2 node-rank=2"),
+            err::toString);
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "1", "--max-restarts", "-1", "--", "train"));
+        assertTrue(err.toString().contains("--max-restarts: expected an integer >= 0, got -1"), err::toString);
     }
 }

@@ -13,7 +13,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A rank for {@link LaunchCommandTest}: prints the torchrun environment it got and its arguments. With
  * {@code fail DIR}, rank 0 prints, then creates {@code DIR/rank0.ready} and blocks until it is stopped; rank 1 waits
- * for that file (so rank 0's line exists before the launcher stops it) and exits 7.
+ * for that file (so rank 0's line exists before the launcher stops it) and exits 7. With
+ * {@code fail-first-attempt CODE}, rank 1 exits with CODE in the first attempt and succeeds in a restarted one.
  */
 public final class LaunchProbe
 {
@@ -28,8 +29,14 @@ public final class LaunchProbe
         final int rank = Integer.parseInt(System.getenv("RANK"));
         System.out.println("rank=" + rank + " world=" + System.getenv("WORLD_SIZE") + " local="
             + System.getenv("LOCAL_RANK") + " master=" + System.getenv("MASTER_ADDR") + ":"
-            + System.getenv("MASTER_PORT") + " args=" + String.join(",", args));
+            + System.getenv("MASTER_PORT") + " args=" + String.join(",", args) + " restart="
+            + System.getenv("TORCHELASTIC_RESTART_COUNT") + " job=" + System.getenv("DING4J_JOB_ID"));
         System.out.flush();
+        if (args.length > 0 && "fail-first-attempt".equals(args[0]) && 1 == rank
+            && "0".equals(System.getenv("TORCHELASTIC_RESTART_COUNT")))
+        {
+            System.exit(Integer.parseInt(args[1]));
+        }
         if (args.length > 1 && "fail".equals(args[0]))
         {
             final Path dir = Path.of(args[1]);

@@ -3,21 +3,25 @@ package org.ding4j.example.cartpole;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
 import org.ding4j.torch.Activation;
 
@@ -134,6 +138,9 @@ public final class DqnPipeline
 
     private final Config cfg;
     private final DistInfo dist;
+    private final ElasticAttempt attempt;
+    /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
+    private volatile long updatesDone;
 
     /**
      * A single-process run.
@@ -159,7 +166,25 @@ public final class DqnPipeline
      */
     public DqnPipeline(final Config user, final DistInfo dist)
     {
+        this(user, dist, ElasticAttempt.first());
+    }
+
+    /**
+     * A run on one rank in an attempt of a job that a launcher restarts ({@code ding4j launch --max-restarts N}).
+     * A restarted attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest
+     * checkpoint of {@code ./{exp_name}/ckpt} that reads back whole ({@link LearnerCheckpoints#newestVerified});
+     * every rank takes the same file (it is part of the config the ranks compare at the rendezvous), and rank 0's
+     * {@code summary.json} records the attempts under {@code elastic}.
+     *
+     * @param user    the user's config, deep-merged over the default
+     * @param dist    this rank's place
+     * @param attempt which attempt this is ({@link ElasticAttempt#fromEnvironment})
+     * @throws ConfigException naming the first bad key
+     */
+    public DqnPipeline(final Config user, final DistInfo dist, final ElasticAttempt attempt)
+    {
         this.dist = Objects.requireNonNull(dist, "dist");
+        this.attempt = Objects.requireNonNull(attempt, "attempt");
         this.cfg = SCHEMA.apply(user);
         if (dist.distributed() && !"serial".equals(cfg.getString("pipeline.mode")))
         {
@@ -250,10 +275,14 @@ public final class DqnPipeline
             throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
                 + ": " + ex, ex);
         }
-        try (DqnRun run = new DqnRun(cfg, seed, exp, dist, progress))
+        final LearnerCheckpoints.Verified resume = resumePoint(exp);
+        final Config runCfg = null == resume ? cfg
+            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
+        try (DqnRun run = new DqnRun(runCfg, seed, exp, dist, progress))
         {
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
+            final Map<String, Object> elastic = elastic(resume, run);
             RunOutcome outcome = null;
             try
             {
@@ -262,13 +291,62 @@ public final class DqnPipeline
             catch (final RuntimeException | Error ex)
             {
                 // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
-                writeSummary(run.summary(setupS, warmupS, false, ex), startup, exp, ex);
+                writeSummary(run.summary(setupS, warmupS, false, ex), startup, elastic, exp, ex);
                 throw ex;
             }
             final Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome, null);
-            writeSummary(summary, startup, exp, null);
+            writeSummary(summary, startup, elastic, exp, null);
             return summary;
         }
+    }
+
+    /** @return the learner's completed updates when {@link #run} ended (0 before it ran) */
+    public long updatesDone()
+    {
+        return updatesDone;
+    }
+
+    /** The checkpoint a restarted attempt resumes from; null for a first attempt or an explicit load path. */
+    private LearnerCheckpoints.Verified resumePoint(final String exp) throws IOException
+    {
+        if (!attempt.restarted()
+            || !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run").isEmpty())
+        {
+            return null;
+        }
+        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO())
+            .orElse(null);
+    }
+
+    /**
+     * What {@code summary.json} says of the attempts, logged by the learner too: the failed attempts as the
+     * launcher recorded them, the checkpoint this one resumed from and the time lost, from that checkpoint's write
+     * to training again now (updates redone, the failure's detection, the restart and the rendezvous).
+     */
+    private Map<String, Object> elastic(final LearnerCheckpoints.Verified resume, final DqnRun run)
+        throws IOException
+    {
+        if (0 == attempt.maxRestarts() && !attempt.restarted())
+        {
+            return null;
+        }
+        final Map<String, Object> elastic = new LinkedHashMap<>();
+        elastic.put("restart_count", attempt.restartCount());
+        elastic.put("max_restarts", attempt.maxRestarts());
+        elastic.put("attempts", attempt.previous());
+        if (attempt.restarted())
+        {
+            elastic.put("resumed_from", null == resume ? null : resume.file().toString());
+            elastic.put("resumed_iter", null == resume ? 0 : resume.lastIter());
+            elastic.put("refused_checkpoints", null == resume ? List.of() : resume.refused());
+            elastic.put("time_lost_s", null == resume ? null : (System.currentTimeMillis()
+                - Files.getLastModifiedTime(resume.file()).toMillis()) / 1e3);
+            run.learner().info("restart " + attempt.restartCount() + " of at most " + attempt.maxRestarts() + ": "
+                + (null == resume ? "no verified checkpoint, starting afresh"
+                : "resumed from " + resume.file() + " after " + resume.lastIter() + " updates"
+                + (resume.refused().isEmpty() ? "" : "; refused " + resume.refused())));
+        }
+        return elastic;
     }
 
     private RunOutcome train(final DqnRun run)
@@ -290,12 +368,13 @@ public final class DqnPipeline
         finally
         {
             run.learner().collectorEnvstep(run.collector().envsteps());
+            updatesDone = run.learner().trainIter();
         }
     }
 
     /** Rank 0 writes {@code summary.json}; a write failure during a failed run is added to that failure. */
-    private void writeSummary(final Summary summary, final Map<String, Object> startup, final String exp,
-        final Throwable failure) throws IOException
+    private void writeSummary(final Summary summary, final Map<String, Object> startup,
+        final Map<String, Object> elastic, final String exp, final Throwable failure) throws IOException
     {
         if (0 != dist.rank())
         {
@@ -303,7 +382,7 @@ public final class DqnPipeline
         }
         try
         {
-            SummaryFile.write(summary, startup, Path.of(exp, "summary.json"));
+            SummaryFile.write(summary, startup, elastic, Path.of(exp, "summary.json"));
         }
         catch (final IOException ex)
         {

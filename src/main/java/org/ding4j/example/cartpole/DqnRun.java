@@ -60,9 +60,11 @@ final class DqnRun implements AutoCloseable
         learner = new BaseLearner<>(cfg.child("learner"), policy, null, dist, exp, "learner");
         if (dist.distributed())
         {
+            // Every rank must run the same effective config (the checkpoint a restart resumes from included):
+            // compared line by line at the rendezvous, so a mismatch names its key before any update.
             distTraining = DistTraining.join(dist,
                 Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), policy.optimizer(),
-                GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")));
+                GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")), cfg.settingLines());
             learner.distributed(distTraining);
             // join broadcast the online net; the target net starts as its copy on every rank too.
             GradientSync.broadcastParameters(distTraining.group(), policy.targetParameters());

@@ -17,8 +17,9 @@ final class SummaryFile
     {
     }
 
-    static void write(final DqnPipeline.Summary summary, final Map<String, Object> startup, final Path file)
-        throws IOException
+    /** {@code elastic}: the restarts of a launcher's job ({@code --max-restarts}), or null (left out). */
+    static void write(final DqnPipeline.Summary summary, final Map<String, Object> startup,
+        final Map<String, Object> elastic, final Path file) throws IOException
     {
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("solved", summary.solved());
@@ -35,6 +36,10 @@ final class SummaryFile
         json.put("mode", summary.mode());
         json.put("seed", summary.seed());
         json.put("startup", startup);
+        if (null != elastic)
+        {
+            json.put("elastic", elastic);
+        }
         // The JVM's age when the summary is written: the process wall time but for writing this file and exiting.
         json.put("process_uptime_s", ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
         json.putAll(summary.paths());

@@ -1,0 +1,177 @@
+package org.ding4j.dist;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.ding4j.checkpoint.AtomicFiles;
+
+/**
+ * This rank's attempt of a job whose launcher restarts every rank when one fails ({@code ding4j launch
+ * --max-restarts N}, torchrun's elastic agent): which attempt it is, what ended the earlier ones, and where to
+ * leave this attempt's failure for the launcher. The variables are torchrun's ({@value #RESTART_COUNT_VARIABLE},
+ * {@value #MAX_RESTARTS_VARIABLE}, {@value #ERROR_FILE_VARIABLE}, whose JSON has torchrun's shape so that torchrun
+ * itself can report a ding4j rank's failure) plus {@value #ATTEMPTS_VARIABLE}, the launcher's record of the failed
+ * attempts, which rank 0 copies into its summary. A restarted attempt resumes from the newest verified checkpoint;
+ * the pipeline decides that ({@code DqnPipeline}), this record only says that it is one.
+ *
+ * @param restartCount how many times the job was restarted before this attempt (0: the first attempt)
+ * @param maxRestarts  how many restarts the launcher allows
+ * @param previous     one record per failed attempt, oldest first (attempt, cause, failed_rank, exit_code,
+ *                     update_reached, ran_s, stop_s)
+ * @param errorFile    where this rank writes its failure, or null when no launcher asked for it
+ */
+public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String, Object>> previous, Path errorFile)
+{
+    /** torchrun's count of restarts before this attempt. */
+    public static final String RESTART_COUNT_VARIABLE = "TORCHELASTIC_RESTART_COUNT";
+    /** torchrun's {@code --max-restarts}. */
+    public static final String MAX_RESTARTS_VARIABLE = "TORCHELASTIC_MAX_RESTARTS";
+    /** torchrun's per-rank error file: a failing rank writes its exception there as JSON. */
+    public static final String ERROR_FILE_VARIABLE = "TORCHELASTIC_ERROR_FILE";
+    /** ding4j's launcher: a JSON list of the failed attempts before this one. */
+    public static final String ATTEMPTS_VARIABLE = "DING4J_ATTEMPTS";
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    /**
+     * @param restartCount restarts before this attempt (>= 0)
+     * @param maxRestarts  restarts allowed (>= 0)
+     * @param previous     the failed attempts' records
+     * @param errorFile    this rank's error file, or null
+     */
+    public ElasticAttempt
+    {
+        if (restartCount < 0 || maxRestarts < 0)
+        {
+            throw new IllegalArgumentException(RESTART_COUNT_VARIABLE + ", " + MAX_RESTARTS_VARIABLE
+                + ": expected integers >= 0, got " + restartCount + " and " + maxRestarts);
+        }
+        previous = List.copyOf(Objects.requireNonNull(previous, "previous"));
+    }
+
+    /** @return the first attempt of a job nobody restarts */
+    public static ElasticAttempt first()
+    {
+        return new ElasticAttempt(0, 0, List.of(), null);
+    }
+
+    /**
+     * @param environment the process environment
+     * @return the attempt it describes; {@link #first()}'s values for absent variables
+     * @throws IllegalArgumentException naming the variable that does not parse
+     */
+    public static ElasticAttempt fromEnvironment(final Map<String, String> environment)
+    {
+        final String attempts = environment.get(ATTEMPTS_VARIABLE);
+        List<Map<String, Object>> previous = List.of();
+        if (null != attempts && !attempts.isBlank())
+        {
+            try
+            {
+                previous = JSON.readValue(attempts, new TypeReference<List<Map<String, Object>>>()
+                {
+                });
+            }
+            catch (final IOException ex)
+            {
+                throw new IllegalArgumentException(ATTEMPTS_VARIABLE + ": expected a JSON list of attempt records, got "
+                    + attempts, ex);
+            }
+        }
+        final String errorFile = environment.get(ERROR_FILE_VARIABLE);
+        return new ElasticAttempt(count(environment, RESTART_COUNT_VARIABLE), count(environment, MAX_RESTARTS_VARIABLE),
+            previous, null == errorFile || errorFile.isBlank() ? null : Path.of(errorFile));
+    }
+
+    private static int count(final Map<String, String> environment, final String name)
+    {
+        final String text = environment.get(name);
+        if (null == text || text.isBlank())
+        {
+            return 0;
+        }
+        try
+        {
+            final int value = Integer.parseInt(text.trim());
+            if (value >= 0)
+            {
+                return value;
+            }
+        }
+        catch (final NumberFormatException ignored)
+        {
+            // Reported below with the variable's name.
+        }
+        throw new IllegalArgumentException(name + ": expected an integer >= 0, got \"" + text + "\"");
+    }
+
+    /** @return whether this attempt is a restart (it resumes from the newest verified checkpoint) */
+    public boolean restarted()
+    {
+        return restartCount > 0;
+    }
+
+    /**
+     * Writes this rank's failure where the launcher reads it (nothing without an error file), in torchrun's shape
+     * ({@code {"message": {"message": ..., "extraInfo": {"timestamp": ..., "train_iter": ...}}}}), atomically.
+     *
+     * @param failure what ended the rank
+     * @param updates updates this rank had completed
+     * @throws IOException if the file cannot be written
+     */
+    public void recordFailure(final Throwable failure, final long updates) throws IOException
+    {
+        if (null == errorFile)
+        {
+            return;
+        }
+        final Map<String, Object> extra = new LinkedHashMap<>();
+        extra.put("timestamp", Long.toString(System.currentTimeMillis() / 1000));
+        extra.put("train_iter", updates);
+        final Map<String, Object> message = new LinkedHashMap<>();
+        message.put("message", null == failure.getMessage() ? failure.toString()
+            : failure.getClass().getSimpleName() + ": " + failure.getMessage());
+        message.put("extraInfo", extra);
+        AtomicFiles.write(errorFile, JSON.writeValueAsBytes(Map.of("message", message)));
+    }
+
+    /**
+     * A rank's failure as its error file tells it.
+     *
+     * @param message what the rank said
+     * @param updates the updates it had completed, -1 when it did not say
+     */
+    public record Failure(String message, long updates)
+    {
+    }
+
+    /**
+     * @param file a rank's error file
+     * @return what it says, or null when the rank wrote none (it was killed, or it did not fail)
+     * @throws IOException if it exists but cannot be read or parsed
+     */
+    public static Failure readFailure(final Path file) throws IOException
+    {
+        final JsonNode root;
+        try
+        {
+            root = JSON.readTree(Files.readAllBytes(file));
+        }
+        catch (final NoSuchFileException ex)
+        {
+            return null;
+        }
+        final JsonNode message = root.path("message");
+        return new Failure(message.path("message").asText(message.asText("")),
+            message.path("extraInfo").path("train_iter").asLong(-1));
+    }
+}

@@ -1,0 +1,120 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.AtomicFiles;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code ding4j launch --max-restarts 1} on the real two-rank CartPole job: one rank, chosen at random, is killed
+ * with SIGKILL at a random update; the launcher stops the other, restarts both, they resume from the newest verified
+ * checkpoint, and the job ends at the update count an uninterrupted run ends at, every checkpoint whole. One try by
+ * default; {@code -Dding4j.test.restartTries=10} runs more (the seed of each try is printed).
+ */
+class ElasticRestartTest
+{
+    private static final int UPDATES = 300;
+    private static final Pattern PROGRESS = Pattern.compile("^\\[rank 0\\] env steps +\\d+ \\| updates +(\\d+) ");
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aKilledRankShouldBeRestartedFromTheNewestVerifiedCheckpointAndEndAtTheSameUpdate() throws Exception
+    {
+        final int tries = Integer.getInteger("ding4j.test.restartTries", 1);
+        final long seed = Long.getLong("ding4j.test.restartSeed", System.nanoTime());
+        final Random random = new Random(seed);
+        for (int t = 0; t < tries; t++)
+        {
+            final int victim = random.nextInt(2);
+            // Progress lines come every 20 updates (eval_freq); checkpoints every 50.
+            final int killAt = 20 * (2 + random.nextInt(12));
+            System.out.printf("try %d (seed %d): SIGKILL to rank %d after update %d%n", t, seed, victim, killAt);
+            tryOnce(Files.createDirectories(dir.resolve("try" + t)), victim, killAt);
+        }
+    }
+
+    private void tryOnce(final Path work, final int victim, final int killAt) throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(work, Main.class.getName());
+        command.addAll(List.of("launch", "--nproc", "2", "--max-restarts", "1", "--", "train",
+            "--set", "exp_name=exp", "--set", "env.stop_value=1000000", "--set", "pipeline.max_train_iter=" + UPDATES,
+            "--set", "learner.hook.save_ckpt_after_iter=50", "--set", "policy.eval.evaluator.eval_freq=20",
+            "--set", "pipeline.dist_timeout_s=20", "--set", "pipeline.warmup_updates=0"));
+        final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {
+            final Matcher m = PROGRESS.matcher(line);
+            return m.find() && Long.parseLong(m.group(1)) >= killAt;
+        });
+        try
+        {
+            assertTrue(launcher.reached.await(120, TimeUnit.SECONDS), launcher::output);
+            final String pidLine = launcher.firstLine(l -> l.startsWith("ding4j launch: attempt 0: rank " + victim
+                + " is pid "));
+            final long pid = Long.parseLong(pidLine.substring(pidLine.lastIndexOf(' ') + 1));
+            assertEquals(0, new ProcessBuilder("kill", "-KILL", Long.toString(pid)).start().waitFor());
+            assertEquals(0, launcher.await(180), launcher::output);
+        }
+        finally
+        {
+            launcher.process.destroyForcibly();
+        }
+        final JsonNode summary = new ObjectMapper().readTree(work.resolve("exp/summary.json").toFile());
+        assertEquals(UPDATES, summary.get("train_iter").asLong(), "the job ends where an uninterrupted one does");
+        final JsonNode elastic = summary.get("elastic");
+        assertEquals(1, elastic.get("restart_count").asInt(), elastic::toString);
+        final JsonNode attempt = elastic.get("attempts").get(0);
+        assertEquals(victim, attempt.get("failed_rank").asInt(), elastic::toString);
+        assertTrue(attempt.get("cause").asText().contains("signal 9 (SIGKILL)"), elastic::toString);
+        final long reached = attempt.get("update_reached").asLong();
+        final long resumed = elastic.get("resumed_iter").asLong();
+        // The first evaluation (update 0) saves ckpt_best, so a kill before update 50 may resume from update 0.
+        assertTrue(reached >= killAt && resumed <= reached && resumed >= 0, elastic::toString);
+        assertTrue(elastic.get("time_lost_s").asDouble() > 0, elastic::toString);
+        assertEquals(0, elastic.get("refused_checkpoints").size(), elastic::toString);
+        assertTrue(launcher.output().contains("restart 1 of at most 1"), launcher::output);
+        assertEveryCheckpointWhole(work.resolve("exp/ckpt"));
+        System.out.printf("  rank %d failed at update %d; resumed from %s (update %d); %.2f s lost; ended at %d%n",
+            victim, reached, elastic.get("resumed_from").asText(), resumed, elastic.get("time_lost_s").asDouble(),
+            summary.get("train_iter").asLong());
+    }
+
+    /** Nothing half-written: no temporary file is left and every checkpoint reads back with its CRCs. */
+    private static void assertEveryCheckpointWhole(final Path ckpt) throws IOException
+    {
+        final List<Path> files = new ArrayList<>();
+        try (Stream<Path> list = Files.list(ckpt))
+        {
+            list.forEach(files::add);
+        }
+        assertFalse(files.isEmpty());
+        final TorchCheckpointIO io = new TorchCheckpointIO();
+        for (final Path file : files)
+        {
+            assertFalse(AtomicFiles.isTemporary(file), () -> "left half-written: " + file);
+            try (PointerScope scope = new PointerScope())
+            {
+                assertTrue(io.read(file).containsKey("last_iter"), file::toString);
+            }
+        }
+    }
+}

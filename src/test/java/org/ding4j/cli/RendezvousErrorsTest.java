@@ -1,0 +1,85 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bad input at the rendezvous of a two-node job (two launchers on loopback, one rank each, the real CartPole
+ * command): each ends with a one-line error naming what differs and a non-zero exit, well within the timeout, never
+ * a hang.
+ */
+class RendezvousErrorsTest
+{
+    /** The rendezvous and collective timeout the ranks get: the errors below must come sooner, or at it. */
+    private static final int TIMEOUT_S = 30;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void ranksWithDifferentConfigsShouldBothFailNamingTheKey() throws Exception
+    {
+        final int port = ChildJvm.freePort();
+        final ChildJvm node0 = node(0, 2, port, "policy.learn.batch_size=64");
+        final ChildJvm node1 = node(1, 2, port, "policy.learn.batch_size=32");
+        final long start = System.nanoTime();
+        assertNotEquals(0, node0.await(120), node0::output);
+        assertNotEquals(0, node1.await(120), node1::output);
+        assertTrue((System.nanoTime() - start) / 1e9 < TIMEOUT_S, "both fail at once, not at the timeout");
+        assertTrue(node1.output().contains("ding4j: rendezvous failed on rank 1 of 2: rank 0 runs another config: "
+            + "policy.learn.batch_size: 64 on rank 0, policy.learn.batch_size: 32 here (config sha256 "), node1::output);
+        assertTrue(node0.output().contains("ding4j: rendezvous failed on rank 0 of 2: rank 1 runs another config: "
+            + "policy.learn.batch_size: 32 on rank 1, policy.learn.batch_size: 64 here"), node0::output);
+    }
+
+    @Test
+    void ranksWithDifferentWorldSizesShouldBothFail() throws Exception
+    {
+        final int port = ChildJvm.freePort();
+        final ChildJvm node0 = node(0, 2, port, "seed=0");
+        final ChildJvm node1 = node(1, 3, port, "seed=0");
+        assertNotEquals(0, node0.await(120), node0::output);
+        assertNotEquals(0, node1.await(120), node1::output);
+        assertTrue(node0.output().contains("rank 1 was started with world size 3, this rank with world size 2: every "
+            + "rank needs the same world size"), node0::output);
+        assertTrue(node1.output().contains("rank 0 was started with world size 2, this rank with world size 3"),
+            node1::output);
+    }
+
+    @Test
+    void anUnreachableMasterShouldBeNamedWithinTheTimeout() throws Exception
+    {
+        // Nobody hosts this port: node 0 was never started.
+        final int port = ChildJvm.freePort();
+        final long start = System.nanoTime();
+        final ChildJvm node1 = node(1, 2, port, "pipeline.dist_timeout_s=3");
+        assertNotEquals(0, node1.await(120), node1::output);
+        assertTrue((System.nanoTime() - start) / 1e9 < 3 + 20, "JVM start, native load and the 3 s timeout");
+        final String error = node1.firstLine(l -> l.startsWith("[rank 1] ding4j: "));
+        assertTrue(error.contains("rendezvous failed on rank 1 of 2: TCPStore at 127.0.0.1:" + port
+            + " failed within 3000 ms"), node1::output);
+        assertEquals(1, node1.output().lines().filter(l -> l.startsWith("[rank 1] ding4j: ")).count(),
+            node1::output);
+    }
+
+    /** One node's launcher with one rank of a job of {@code nodes} nodes, its config changed by {@code set}. */
+    private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set) throws IOException
+    {
+        final List<String> command = new ArrayList<>(ChildJvm.javaCommand(dir, Main.class.getName()));
+        command.addAll(List.of("launch", "--nproc", "1", "--nnodes", Integer.toString(nodes), "--node-rank",
+            Integer.toString(nodeRank), "--master-addr", "127.0.0.1", "--master-port", Integer.toString(port),
+            "--job-id", "rendezvous-test", "--", "train", "--set", "exp_name=exp",
+            "--set", "pipeline.dist_timeout_s=" + TIMEOUT_S, "--set", "pipeline.warmup_updates=0", "--set", set));
+        return ChildJvm.start(nodeRank, new ProcessBuilder(command).directory(dir.toFile()), line -> false);
+    }
+}
