@@ -397,7 +397,11 @@ final class LaunchCommand implements Callable<Integer>
         return thread;
     }
 
-    /** SIGTERM to every rank still running (so rank 0 can save), SIGKILL to those still there after the grace. */
+    /**
+     * SIGTERM to every rank still running (so rank 0 can save), then SIGCONT (a rank stopped with SIGSTOP, the hung
+     * rank its peers timed out on, would otherwise hold the SIGTERM pending through the whole grace), SIGKILL to
+     * those still there after the grace.
+     */
     private static void stopAll(final List<Process> processes) throws InterruptedException
     {
         final List<Process> snapshot;
@@ -411,6 +415,7 @@ final class LaunchCommand implements Callable<Integer>
             {
                 // ProcessHandle.destroy() sends SIGTERM without closing our end of the rank's output.
                 process.toHandle().destroy();
+                resume(process);
             }
         }
         for (final Process process : snapshot)
@@ -419,6 +424,20 @@ final class LaunchCommand implements Callable<Integer>
             {
                 process.toHandle().destroyForcibly();
             }
+        }
+    }
+
+    /** SIGCONT through kill(1): Java sends only SIGTERM and SIGKILL itself. */
+    private static void resume(final Process process) throws InterruptedException
+    {
+        try
+        {
+            new ProcessBuilder("kill", "-CONT", Long.toString(process.pid())).redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(GRACE_SECONDS, TimeUnit.SECONDS);
+        }
+        catch (final IOException ex)
+        {
+            // No kill(1): a stopped rank then waits for the SIGKILL after the grace; a running one is unaffected.
         }
     }
 }

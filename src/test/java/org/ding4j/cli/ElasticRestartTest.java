@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code ding4j launch --max-restarts 1} on the real two-rank CartPole job: one rank, chosen at random, is killed
  * with SIGKILL at a random update; the launcher stops the other, restarts both, they resume from the newest verified
  * checkpoint, and the job ends at the update count an uninterrupted run ends at, every checkpoint whole. One try by
- * default; {@code -Dding4j.test.restartTries=10} runs more (the seed of each try is printed).
+ * default; {@code -Dding4j.test.restartTries=10} runs more (the seed of each try is printed). A rank stopped with
+ * SIGSTOP instead is restarted after its peer's collective timeout.
  */
 class ElasticRestartTest
 {
@@ -50,17 +51,28 @@ class ElasticRestartTest
             // Progress lines come every 20 updates (eval_freq); checkpoints every 50.
             final int killAt = 20 * (2 + random.nextInt(12));
             System.out.printf("try %d (seed %d): SIGKILL to rank %d after update %d%n", t, seed, victim, killAt);
-            tryOnce(Files.createDirectories(dir.resolve("try" + t)), victim, killAt);
+            tryOnce(Files.createDirectories(dir.resolve("try" + t)), victim, killAt, "KILL", 20);
         }
     }
 
-    private void tryOnce(final Path work, final int victim, final int killAt) throws Exception
+    /**
+     * A rank stopped with SIGSTOP: its peer fails at the collective timeout, the launcher stops both (SIGTERM and
+     * SIGCONT, so the stopped one need not wait for SIGKILL) and the restart finishes the job.
+     */
+    @Test
+    void aHungRankShouldBeRestartedAfterTheTimeout() throws Exception
+    {
+        tryOnce(dir, 1, 100, "STOP", 5);
+    }
+
+    private void tryOnce(final Path work, final int victim, final int killAt, final String signal,
+        final int timeoutS) throws Exception
     {
         final List<String> command = ChildJvm.javaCommand(work, Main.class.getName());
         command.addAll(List.of("launch", "--nproc", "2", "--max-restarts", "1", "--", "train",
             "--set", "exp_name=exp", "--set", "env.stop_value=1000000", "--set", "pipeline.max_train_iter=" + UPDATES,
             "--set", "learner.hook.save_ckpt_after_iter=50", "--set", "policy.eval.evaluator.eval_freq=20",
-            "--set", "pipeline.dist_timeout_s=20", "--set", "pipeline.warmup_updates=0"));
+            "--set", "pipeline.dist_timeout_s=" + timeoutS, "--set", "pipeline.warmup_updates=0"));
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {
             final Matcher m = PROGRESS.matcher(line);
             return m.find() && Long.parseLong(m.group(1)) >= killAt;
@@ -71,7 +83,7 @@ class ElasticRestartTest
             final String pidLine = launcher.firstLine(l -> l.startsWith("ding4j launch: attempt 0: rank " + victim
                 + " is pid "));
             final long pid = Long.parseLong(pidLine.substring(pidLine.lastIndexOf(' ') + 1));
-            assertEquals(0, new ProcessBuilder("kill", "-KILL", Long.toString(pid)).start().waitFor());
+            assertEquals(0, new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start().waitFor());
             assertEquals(0, launcher.await(180), launcher::output);
         }
         finally
@@ -83,8 +95,19 @@ class ElasticRestartTest
         final JsonNode elastic = summary.get("elastic");
         assertEquals(1, elastic.get("restart_count").asInt(), elastic::toString);
         final JsonNode attempt = elastic.get("attempts").get(0);
-        assertEquals(victim, attempt.get("failed_rank").asInt(), elastic::toString);
-        assertTrue(attempt.get("cause").asText().contains("signal 9 (SIGKILL)"), elastic::toString);
+        if ("KILL".equals(signal))
+        {
+            assertEquals(victim, attempt.get("failed_rank").asInt(), elastic::toString);
+            assertTrue(attempt.get("cause").asText().contains("signal 9 (SIGKILL)"), elastic::toString);
+        }
+        else
+        {
+            // The hung rank says nothing; its peer times out first and names the collective.
+            assertEquals(1 - victim, attempt.get("failed_rank").asInt(), elastic::toString);
+            assertTrue(attempt.get("cause").asText().contains("DistException"), elastic::toString);
+            assertTrue(attempt.get("stop_s").asDouble() < 20, "SIGCONT let the stopped rank take its SIGTERM: "
+                + elastic);
+        }
         final long reached = attempt.get("update_reached").asLong();
         final long resumed = elastic.get("resumed_iter").asLong();
         // The first evaluation (update 0) saves ckpt_best, so a kill before update 50 may resume from update 0.
@@ -93,8 +116,8 @@ class ElasticRestartTest
         assertEquals(0, elastic.get("refused_checkpoints").size(), elastic::toString);
         assertTrue(launcher.output().contains("restart 1 of at most 1"), launcher::output);
         assertEveryCheckpointWhole(work.resolve("exp/ckpt"));
-        System.out.printf("  rank %d failed at update %d; resumed from %s (update %d); %.2f s lost; ended at %d%n",
-            victim, reached, elastic.get("resumed_from").asText(), resumed, elastic.get("time_lost_s").asDouble(),
+        System.out.printf("  SIG%s to rank %d, update %d reached; resumed from %s (update %d); %.2f s lost; ended at %d%n",
+            signal, victim, reached, elastic.get("resumed_from").asText(), resumed, elastic.get("time_lost_s").asDouble(),
             summary.get("train_iter").asLong());
     }
 
