@@ -8,7 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ding4j.testing.ChildJvm;
 import org.ding4j.testing.NetnsHosts;
 import org.junit.jupiter.api.Test;
@@ -46,6 +49,66 @@ class NetworkHostsTest
         // At least the round trips the link adds: a 2 ms RTT per update's all-reduce and vote.
         assertTrue(hostsUs > loopbackUs + 2000, "per update: hosts " + hostsUs + " us, loopback " + loopbackUs + " us");
         System.out.printf("per update: loopback %.0f us, 2 hosts at 1 ms each way %.0f us%n", loopbackUs, hostsUs);
+    }
+
+    /**
+     * The README's two-rank DQN CartPole job ({@code ding4j train}, torchrun's variables per rank), once over
+     * loopback and once with each rank on its own host at 1 ms each way: both solve, after the same env steps and
+     * updates, with the same best return and a byte-identical {@code ckpt_best}.
+     */
+    @Test
+    void dqnCartPoleOnTwoHostsShouldSolveExactlyAsOverLoopback() throws Exception
+    {
+        final Path loopback = Files.createDirectories(dir.resolve("dqn-loopback"));
+        final Path hosts = Files.createDirectories(dir.resolve("dqn-hosts"));
+        trainCartPole(null, loopback);
+        try (NetnsHosts net = NetnsHosts.create(2, 1000, 0, dir))
+        {
+            trainCartPole(net, hosts);
+        }
+        final ObjectMapper json = new ObjectMapper();
+        final JsonNode a = json.readTree(loopback.resolve("exp/summary.json").toFile());
+        final JsonNode b = json.readTree(hosts.resolve("exp/summary.json").toFile());
+        assertTrue(a.get("solved").asBoolean() && b.get("solved").asBoolean(), a + "\n" + b);
+        for (final String key : List.of("env_steps", "train_iter", "best_eval_return", "env_steps_all_ranks"))
+        {
+            assertEquals(a.get(key), b.get(key), key + ": loopback vs hosts");
+        }
+        assertArrayEquals(Files.readAllBytes(loopback.resolve("exp/ckpt/ckpt_best.pth.tar")),
+            Files.readAllBytes(hosts.resolve("exp/ckpt/ckpt_best.pth.tar")), "ckpt_best: loopback vs hosts");
+        System.out.printf("DQN CartPole, 2 ranks: solved after %d updates; training %.2f s over loopback, %.2f s on "
+            + "2 hosts at 1 ms each way%n", a.get("train_iter").asLong(), a.get("wall_s").asDouble(),
+            b.get("wall_s").asDouble());
+    }
+
+    private static void trainCartPole(final NetnsHosts net, final Path work) throws Exception
+    {
+        final int port = null == net ? ChildJvm.freePort() : 29612;
+        final List<ChildJvm> ranks = new ArrayList<>();
+        for (int r = 0; r < 2; r++)
+        {
+            final List<String> command = ChildJvm.javaCommand(work, "org.ding4j.cli.Main");
+            command.addAll(List.of("train", "--set", "exp_name=exp", "--set", "pipeline.warmup_updates=0",
+                "--set", "pipeline.dist_timeout_s=60"));
+            final ProcessBuilder builder = new ProcessBuilder(null == net ? command : net.onHost(r, command))
+                .directory(work.toFile());
+            final Map<String, String> env = builder.environment();
+            env.put("RANK", Integer.toString(r));
+            env.put("LOCAL_RANK", Integer.toString(r));
+            env.put("WORLD_SIZE", "2");
+            env.put("MASTER_ADDR", null == net ? "127.0.0.1" : net.address(0));
+            env.put("MASTER_PORT", Integer.toString(port));
+            env.put(DistInfo.JOB_ID_VARIABLE, "cartpole-hosts");
+            if (null != net)
+            {
+                env.put("GLOO_SOCKET_IFNAME", net.iface(r));
+            }
+            ranks.add(ChildJvm.start(r, builder, line -> false));
+        }
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(300), () -> "rank " + rank.index + " output:\n" + rank.output());
+        }
     }
 
     /** @return rank 0's mean microseconds per update */
