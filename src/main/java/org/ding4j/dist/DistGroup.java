@@ -23,9 +23,11 @@ import org.bytedeco.pytorch.TCPStoreOptions;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
+import org.bytedeco.pytorch.global.torch;
 import org.bytedeco.pytorch.gloo.Device;
 import org.bytedeco.pytorch.nccl.ProcessGroupNCCL;
 import org.ding4j.jfr.AllReduceEvent;
+import org.ding4j.torch.NativeOwner;
 
 /**
  * One c10d process group through libtorch: rendezvous on a {@code TCPStore} that rank 0 hosts at
@@ -33,9 +35,10 @@ import org.ding4j.jfr.AllReduceEvent;
  * a CUDA tensor, {@code ProcessGroupNCCL} on the same store (under the prefix {@code nccl/}) for CUDA tensors, as
  * PyTorch's {@code backend="cpu:gloo,cuda:nccl"} does (see {@link #backendFor}). The NCCL natives come with the
  * {@code gpu} build (the {@code -gpu} classifiers); the CPU build fails that first CUDA collective with a message
- * saying so. Every collective is issued synchronously and
- * waited for with the group's timeout, so a rank that dies or hangs makes the others fail within it with a
- * {@link DistException} naming the operation, never an endless wait.
+ * saying so. CPU tensors of 2 ranks (and small ones of up to 4) are summed by direct exchange instead of Gloo's
+ * all-reduce ({@link #exchange}: Gloo's point-to-point send and receive, one round trip instead of about 2.5).
+ * Every collective is waited for with the group's timeout, so a rank that dies or hangs makes the others fail within
+ * it with a {@link DistException} naming the operation, never an endless wait.
  * <p>
  * The store, the Gloo device and options, and the backend are held here (strong references: the native objects
  * must outlive every collective) and released in reverse order by {@link #close()}. Not thread-safe: collectives
@@ -57,6 +60,19 @@ public final class DistGroup implements AutoCloseable
      * 56 ms per update with 2 / 4 / 8 threads; benchmarks/README.md). A thread waiting on its socket costs no CPU.
      */
     static final int GLOO_THREADS = 8;
+    /**
+     * Names the largest tensor, in bytes, that 3 or 4 ranks sum by {@link #exchange} rather than the all-reduce
+     * (2 ranks exchange every CPU tensor); 0 turns the exchange off.
+     */
+    public static final String EXCHANGE_MAX_BYTES_PROPERTY = "ding4j.dist.exchangeMaxBytes";
+    /** {@value #EXCHANGE_MAX_BYTES_PROPERTY}, 256 KiB by default (measured: benchmarks/README.md, "Scaling out"). */
+    static final long EXCHANGE_MAX_BYTES = Long.getLong(EXCHANGE_MAX_BYTES_PROPERTY, 256 * 1024);
+    /** Beyond this many ranks every rank would send too many copies: the all-reduce then. */
+    static final int EXCHANGE_MAX_WORLD = 4;
+    /** {@link Exchange} tags: the log values, the separate stop vote, and the gradient buckets from this on. */
+    static final int LOG_TAG = 1;
+    static final int VOTE_TAG = 2;
+    static final int BUCKET_TAGS = 16;
     /** NCCL, for CUDA tensors (the {@code gpu} build). */
     public static final String NCCL = "nccl";
 
@@ -355,6 +371,171 @@ public final class DistGroup implements AutoCloseable
         catch (final RuntimeException ex)
         {
             throw failure(operation, reason(ex), ex);
+        }
+    }
+
+    /**
+     * Prepares summing one tensor over the ranks by direct exchange instead of Gloo's all-reduce: every rank sends
+     * its values to every other and adds what it receives, in rank order, so every rank ends with the same bits.
+     * Gloo's ring all-reduce takes about 2.5 round trips for a small message (its protocol's handshakes); the
+     * exchange takes about one, at the cost of sending the whole tensor to each peer, so it is for 2 ranks, or small
+     * tensors and few ranks ({@link #exchanges}). Messages of one tag are matched in the order they were sent, so every rank must
+     * use each tag's exchanges in the same order: the log reducer's several lengths share one tag (a rank logging
+     * other keys then fails on the size, at once), each gradient bucket has its own (several are in flight).
+     *
+     * @param tensor contiguous CPU tensor, kept by the caller while the exchange is used
+     * @param tag    its message tag: {@link #LOG_TAG}, {@link #VOTE_TAG}, or {@link #BUCKET_TAGS} plus the bucket
+     * @return the exchange; close it before the group
+     */
+    Exchange exchange(final Tensor tensor, final int tag)
+    {
+        checkOpen("exchange");
+        return new Exchange(tensor, tag);
+    }
+
+    /**
+     * Whether summing a tensor by {@link #exchange} beats the all-reduce (measured at 0 and 1 ms each way,
+     * benchmarks/README.md): with 2 ranks always (each rank sends the whole tensor once, as many bytes as the ring's
+     * two half steps, with one handshake instead of several), with 3 or 4 up to {@link #EXCHANGE_MAX_BYTES} (every
+     * rank sends N - 1 copies, the ring under 2), beyond that never; not for NCCL, whose all-reduce is another matter.
+     *
+     * @param bytes a CPU tensor's size
+     * @return whether to exchange it
+     */
+    boolean exchanges(final long bytes)
+    {
+        final int world = info.worldSize();
+        return EXCHANGE_MAX_BYTES > 0 && (2 == world || world <= EXCHANGE_MAX_WORLD && bytes <= EXCHANGE_MAX_BYTES);
+    }
+
+    /** One tensor's sum by direct exchange: post with {@link #start}, then {@link #finish}. Training thread only. */
+    final class Exchange implements AutoCloseable
+    {
+        private final Tensor tensor;
+        private final TensorVector own;
+        /** The peers' values, by rank (this rank's slot empty). */
+        private final Tensor[] received;
+        private final TensorVector[] receiving;
+        private final Work[] sends;
+        private final Work[] receives;
+        /** The ordered sum for more than two ranks; null for two (a + b is b + a). */
+        private final Tensor ordered;
+        private final int tag;
+        /** Owns the buffers: a caller's scope open while they are made (the first update's) must not free them. */
+        private final NativeOwner natives = new NativeOwner("exchange");
+
+        private Exchange(final Tensor tensor, final int tag)
+        {
+            if (!tensor.is_contiguous() || !GLOO.equals(backendFor(tensor)))
+            {
+                throw new IllegalArgumentException("exchange: expected a contiguous CPU tensor");
+            }
+            this.tensor = tensor;
+            this.tag = tag;
+            final int world = info.worldSize();
+            own = natives.own(new TensorVector(tensor));
+            received = new Tensor[world];
+            receiving = new TensorVector[world];
+            for (int r = 0; r < world; r++)
+            {
+                if (r != info.rank())
+                {
+                    received[r] = natives.own(torch.empty_like(tensor));
+                    receiving[r] = natives.own(new TensorVector(received[r]));
+                }
+            }
+            sends = new Work[world];
+            receives = new Work[world];
+            ordered = world > 2 ? natives.own(torch.empty_like(tensor)) : null;
+        }
+
+        /**
+         * Posts the receives, then the sends (asynchronous: the caller goes on).
+         *
+         * @param operation what it is for, named in errors
+         */
+        void start(final String operation)
+        {
+            checkOpen(operation);
+            try
+            {
+                for (int r = 0; r < received.length; r++)
+                {
+                    if (r != info.rank())
+                    {
+                        receives[r] = gloo.recv(receiving[r], r, tag);
+                    }
+                }
+                for (int r = 0; r < received.length; r++)
+                {
+                    if (r != info.rank())
+                    {
+                        sends[r] = gloo.send(own, r, tag);
+                    }
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                throw failure(operation, reason(ex), ex);
+            }
+        }
+
+        /**
+         * Sums now: {@link #start} and {@link #finish}, one JFR {@link AllReduceEvent} when recorded.
+         *
+         * @param operation what it is for, named in errors
+         */
+        void sum(final String operation)
+        {
+            final AllReduceEvent event = ALL_REDUCE_PROBE.isEnabled() ? new AllReduceEvent() : null;
+            if (null != event)
+            {
+                event.begin();
+            }
+            start(operation);
+            finish(operation);
+            if (null != event)
+            {
+                commit(event, operation, tensor.nbytes());
+            }
+        }
+
+        /**
+         * Waits for every message (within the group's timeout) and leaves the sum in the tensor.
+         *
+         * @param operation what it is for, named in errors
+         */
+        void finish(final String operation)
+        {
+            for (int r = 0; r < received.length; r++)
+            {
+                if (r != info.rank())
+                {
+                    final Work receive = receives[r];
+                    final Work send = sends[r];
+                    receives[r] = null;
+                    sends[r] = null;
+                    await(receive, operation);
+                    await(send, operation);
+                }
+            }
+            if (null == ordered)
+            {
+                tensor.add_(received[1 - info.rank()]);
+                return;
+            }
+            ordered.copy_(0 == info.rank() ? tensor : received[0]);
+            for (int r = 1; r < received.length; r++)
+            {
+                ordered.add_(r == info.rank() ? tensor : received[r]);
+            }
+            tensor.copy_(ordered);
+        }
+
+        @Override
+        public void close()
+        {
+            natives.close();
         }
     }
 

@@ -15,9 +15,10 @@ import org.ding4j.torch.NativeOwner;
  * parameters, averages gradients before every step ({@link GradientSync}), reduces the log values of every
  * iteration ({@link GroupLogReducer}) and, handed to {@code learner.distributed(...)}, makes the learner's
  * {@code run()} stop all ranks before the same update ({@link StopVote}: SIGTERM on one rank stops all, rank 0 writes
- * the interrupt checkpoint). Per update this costs the gradient buckets' all-reduces and one for the log values,
- * which carries the vote for the next update too; a separate vote (a 2-float all-reduce) only before an update that
- * some rank could not promise data for. All are issued in the same order on every rank.
+ * the interrupt checkpoint). Per update this costs the gradient buckets' sums and one for the log values, which
+ * carries the vote for the next update too; a separate vote (2 floats) only before an update that some rank could
+ * not promise data for. All are issued in the same order on every rank, and with 2 ranks all go by direct exchange
+ * ({@link DistGroup}), one round trip each.
  * <p>
  * A failing rank closes its group on {@link #close()}, so its peers fail at their next collective (or within the
  * timeout if it hangs) with a {@link DistException} naming the collective; rank 0 then writes the exception
@@ -34,6 +35,7 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final Tensor vote = natives.own(torch.zeros(2));
     private final FloatPointer voteData = new FloatPointer(vote.data_ptr());
     private final float[] voteStage = new float[2];
+    private final DistGroup.Exchange voteExchange;
 
     private DistTraining(final DistGroup group, final boolean ownsGroup, final FusedOptimizer<?> optimizer,
         final long bucketBytes)
@@ -42,6 +44,7 @@ public final class DistTraining implements StopVote, AutoCloseable
         this.ownsGroup = ownsGroup;
         this.sync = GradientSync.attach(group, optimizer, bucketBytes);
         this.reducer = new GroupLogReducer(group);
+        this.voteExchange = group.exchanges(vote.nbytes()) ? group.exchange(vote, DistGroup.VOTE_TAG) : null;
     }
 
     /**
@@ -118,7 +121,14 @@ public final class DistTraining implements StopVote, AutoCloseable
         voteStage[0] = StopVote.END == local ? 1f : 0f;
         voteStage[1] = StopVote.SIGNAL == local ? 1f : 0f;
         voteData.put(voteStage);
-        group.allReduceSum(vote, "stop vote");
+        if (null != voteExchange)
+        {
+            voteExchange.sum("stop vote");
+        }
+        else
+        {
+            group.allReduceSum(vote, "stop vote");
+        }
         voteData.get(voteStage);
         return voteStage[1] > 0 ? StopVote.SIGNAL : voteStage[0] > 0 ? StopVote.END : StopVote.CONTINUE;
     }
@@ -166,6 +176,10 @@ public final class DistTraining implements StopVote, AutoCloseable
     @Override
     public void close()
     {
+        if (null != voteExchange)
+        {
+            voteExchange.close();
+        }
         reducer.close();
         sync.close();
         natives.close();

@@ -37,6 +37,8 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     private Tensor packed;
     /** views[k] is the first k elements of packed, made once per length. */
     private Tensor[] views = new Tensor[0];
+    /** exchanges[k] sums views[k] by direct exchange (a few values: one round trip), made with it. */
+    private DistGroup.Exchange[] exchanges = new DistGroup.Exchange[0];
     private DoublePointer data;
     private double[] staging = new double[0];
     private int[] indices = new int[0];
@@ -96,8 +98,19 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         if (null == views[length])
         {
             views[length] = natives.own(packed.narrow(0, 0, length));
+            if (group.exchanges(views[length].nbytes()))
+            {
+                exchanges[length] = group.exchange(views[length], DistGroup.LOG_TAG);
+            }
         }
-        group.allReduceSum(views[length], "log_reduce");
+        if (null != exchanges[length])
+        {
+            exchanges[length].sum("log_reduce");
+        }
+        else
+        {
+            group.allReduceSum(views[length], "log_reduce");
+        }
         data.get(staging, 0, length);
         final int world = group.info().worldSize();
         if (staging[0] != shape * world)
@@ -143,6 +156,7 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         indices = new int[keys];
         staging = new double[keys + 1 + VOTE_SLOTS];
         views = new Tensor[keys + 2 + VOTE_SLOTS];
+        exchanges = new DistGroup.Exchange[views.length];
         natives = new NativeOwner("log_reduce buffer");
         packed = natives.own(torch.empty(new long[] {keys + 1 + VOTE_SLOTS},
             new TensorOptions(torch.ScalarType.Double),
@@ -153,6 +167,13 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     @Override
     public void close()
     {
+        for (final DistGroup.Exchange exchange : exchanges)
+        {
+            if (null != exchange)
+            {
+                exchange.close();
+            }
+        }
         natives.close();
         packed = null;
     }

@@ -15,7 +15,8 @@ import org.ding4j.testing.NetnsHosts;
  * bucketed, overlapped one run alternately (flat, buckets, flat, buckets), each cell the median of its two runs'
  * medians. Run by {@code benchmarks/scaling.sh}; needs root (namespaces).
  * <p>
- * Arguments: name=widths:batch:updates ... [--delays-us 0,300,1000,5000] [--bucket-mb 1]
+ * Arguments: name=widths:batch:updates ... [--delays-us 0,300,1000,5000] [--bucket-mb 1]; the system property
+ * {@value DistGroup#EXCHANGE_MAX_BYTES_PROPERTY} is passed on to the ranks.
  */
 public final class ScalingBench
 {
@@ -88,6 +89,11 @@ public final class ScalingBench
         for (int r = 0; r < world; r++)
         {
             final List<String> command = ChildJvm.javaCommand(out, ScalingChild.class.getName());
+            final String exchange = System.getProperty(DistGroup.EXCHANGE_MAX_BYTES_PROPERTY);
+            if (null != exchange)
+            {
+                command.add(1, "-D" + DistGroup.EXCHANGE_MAX_BYTES_PROPERTY + "=" + exchange);
+            }
             command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
                 null == hosts ? "127.0.0.1" : hosts.address(0), net[1], net[2], Long.toString(bucketBytes),
                 "10", net[3]));
