@@ -257,13 +257,14 @@ final class LaunchCommand implements Callable<Integer>
         {
             return new Outcome(0, null);
         }
-        final ElasticAttempt.Failure own = ElasticAttempt.readFailure(errorFile(errorFiles, attempt, first.rank()));
+        ElasticAttempt.Failure own = null;
         long reached = -1;
         for (int local = 0; local < nproc; local++)
         {
-            final ElasticAttempt.Failure report = ElasticAttempt.readFailure(
-                errorFile(errorFiles, attempt, nodeRank * nproc + local));
+            final int rank = nodeRank * nproc + local;
+            final ElasticAttempt.Failure report = ElasticAttempt.readFailure(errorFile(errorFiles, attempt, rank));
             reached = null == report ? reached : Math.max(reached, report.updates());
+            own = rank == first.rank() ? report : own;
         }
         final Map<String, Object> record = new LinkedHashMap<>();
         record.put("attempt", attempt);

@@ -139,6 +139,8 @@ public final class DqnPipeline
     private final Config cfg;
     private final DistInfo dist;
     private final ElasticAttempt attempt;
+    /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
+    private final boolean explicitLoadPath;
     /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
     private volatile long updatesDone;
 
@@ -193,6 +195,7 @@ public final class DqnPipeline
         }
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
         final Config learner = BaseLearner.checkConfig(cfg.child("learner"));
+        this.explicitLoadPath = !learner.getString("hook.load_ckpt_before_run").isEmpty();
         final String workers = ValueRule.integerIn(0, MAX_LOADER_WORKERS).check(learner.get("dataloader.num_workers"));
         if (null != workers)
         {
@@ -309,8 +312,7 @@ public final class DqnPipeline
     /** The checkpoint a restarted attempt resumes from; null for a first attempt or an explicit load path. */
     private LearnerCheckpoints.Verified resumePoint(final String exp) throws IOException
     {
-        if (!attempt.restarted()
-            || !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run").isEmpty())
+        if (!attempt.restarted() || explicitLoadPath)
         {
             return null;
         }
