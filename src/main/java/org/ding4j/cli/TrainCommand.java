@@ -14,6 +14,7 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.cartpole.DqnPipeline;
+import org.ding4j.example.pendulum.PendulumPipeline;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
@@ -36,6 +37,10 @@ final class TrainCommand implements Callable<Integer>
     @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
         description = "a YAML or JSON config merged over the embedded examples/cartpole_dqn.yaml")
     private Path config;
+
+    @Option(names = "--config", paramLabel = "CONFIG",
+        description = "the same as the CONFIG argument (e.g. examples/pendulum_sac.yaml)")
+    private Path configOption;
 
     @Option(names = "--set", paramLabel = "KEY=VALUE",
         description = "override one key (dotted path; the value is read as YAML), e.g. --set pipeline.mode=parallel")
@@ -95,11 +100,20 @@ final class TrainCommand implements Callable<Integer>
         spec.commandLine().getOut().flush();
         final double firstLineS = uptimeS();
         final long configStart = System.nanoTime();
-        Config user = null == config ? Config.empty() : ConfigFiles.load(config);
+        if (null != config && null != configOption)
+        {
+            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "give CONFIG or --config, not both");
+        }
+        final Path file = null != config ? config : configOption;
+        Config user = null == file ? Config.empty() : ConfigFiles.load(file);
         user = ConfigFiles.override(user, overrides);
         if (null != seed)
         {
             user = user.with("seed", seed);
+        }
+        if (null != PendulumPipeline.algorithmOf(user))
+        {
+            return trainControl(new PendulumPipeline(user), nativeLoad);
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
@@ -170,6 +184,32 @@ final class TrainCommand implements Callable<Integer>
         out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n",
             summary.paths().get("best_checkpoint"), summary.paths().get("log"), summary.paths().get("tensorboard"),
             Path.of(cfg.getString("exp_name"), "summary.json"));
+        out.flush();
+        return 0;
+    }
+
+    /** TD3 or SAC on Pendulum ({@code policy.type}): one line per evaluation, then the outcome. */
+    private int trainControl(final PendulumPipeline control, final Thread nativeLoad) throws Exception
+    {
+        nativeLoad.join();
+        final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
+            Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
+        final PrintWriter out = spec.commandLine().getOut();
+        final Config cfg = control.config();
+        out.printf("ding4j train: %s, %s on Pendulum-v1, seed %d, threads intra-op %d / OpenBLAS %d%n",
+            cfg.getString("exp_name"), cfg.getString("policy.type"), cfg.getLong("seed"), threads.intraOp(),
+            threads.blas());
+        out.flush();
+        final PendulumPipeline.Summary summary = control.run(p -> {
+            out.printf("env steps %7d | updates %6d | eval %7.1f (best %7.1f) | %6.0f updates/s%n", p.envSteps(),
+                p.trainIter(), p.evalReturn(), p.bestEvalReturn(), p.updatesPerS());
+            out.flush();
+        });
+        out.printf("%s after %d env steps and %d updates: best eval return %.1f (stop value %.1f), training %.2f s"
+            + " (%.0f updates/s)%nbest checkpoint: %s%nsummary: %s%n", summary.interrupted() ? "interrupted"
+            : summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.trainIter(),
+            summary.bestEvalReturn(), summary.stopValue(), summary.wallS(), summary.updatesPerS(),
+            summary.paths().get("best_checkpoint"), Path.of(cfg.getString("exp_name"), "summary.json"));
         out.flush();
         return 0;
     }

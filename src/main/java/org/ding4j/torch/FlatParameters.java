@@ -82,19 +82,47 @@ public final class FlatParameters implements AutoCloseable
     public static FlatParameters of(final Module module)
     {
         Objects.requireNonNull(module, "module");
+        return ofModules(List.of(""), List.of(module));
+    }
+
+    /**
+     * Flattens several modules' parameters into one set (a twin critic's two nets, say), each module's names
+     * prefixed with its own prefix, in the given order.
+     *
+     * @param prefixes one name prefix per module ({@code "q1."}; {@code ""} for none)
+     * @param modules  the modules; their parameters are re-pointed into the new buffers
+     * @return the flat view of all their parameters
+     * @throws IllegalArgumentException if the lists differ in length, a module has no parameters, a name repeats,
+     *                                  or a parameter is not a floating-point tensor
+     */
+    public static FlatParameters ofModules(final List<String> prefixes, final List<Module> modules)
+    {
+        Objects.requireNonNull(prefixes, "prefixes");
+        Objects.requireNonNull(modules, "modules");
+        if (prefixes.size() != modules.size())
+        {
+            throw new IllegalArgumentException("prefixes: expected one per module, got prefixes=" + prefixes.size()
+                + " modules=" + modules.size());
+        }
         try (PointerScope scope = new PointerScope())
         {
-            final StringTensorDict named = module.named_parameters(true);
-            final long size = named.size();
-            final List<String> names = new ArrayList<>((int)size);
-            final List<Tensor> parameters = new ArrayList<>((int)size);
-            for (long i = 0; i < size; i++)
+            final List<String> names = new ArrayList<>();
+            final List<Tensor> parameters = new ArrayList<>();
+            for (int m = 0; m < modules.size(); m++)
             {
-                names.add(named.get(i).key().getString());
-                final Tensor p = named.get(i).value();
-                // The tensors outlive this scope: they are the module's own parameters.
-                p.retainReference();
-                parameters.add(p);
+                final StringTensorDict named = Objects.requireNonNull(modules.get(m), "module").named_parameters(true);
+                if (0 == named.size())
+                {
+                    throw new IllegalArgumentException("module " + prefixes.get(m) + ": expected parameters, got none");
+                }
+                for (long i = 0; i < named.size(); i++)
+                {
+                    names.add(prefixes.get(m) + named.get(i).key().getString());
+                    final Tensor p = named.get(i).value();
+                    // The tensors outlive this scope: they are the modules' own parameters.
+                    p.retainReference();
+                    parameters.add(p);
+                }
             }
             try
             {

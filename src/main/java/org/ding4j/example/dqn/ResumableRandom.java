@@ -64,6 +64,19 @@ public final class ResumableRandom
     }
 
     /**
+     * A standard normal draw by Box-Muller, two uniforms per draw and no cached spare, so that the whole stream
+     * stays in {@link #state()} (a saved state resumes it exactly).
+     *
+     * @return a draw from N(0, 1)
+     */
+    public double nextGaussian()
+    {
+        // 1 - u lies in (0, 1]: the log is finite.
+        final double radius = Math.sqrt(-2.0 * Math.log(1.0 - nextDouble()));
+        return radius * Math.cos(2.0 * Math.PI * nextDouble());
+    }
+
+    /**
      * @param origin smallest value
      * @param bound  bound, above origin
      * @return a uniform double in [origin, bound)

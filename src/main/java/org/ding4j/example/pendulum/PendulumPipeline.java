@@ -1,0 +1,431 @@
+package org.ding4j.example.pendulum;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.AtomicFiles;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.config.ConfigSchema;
+import org.ding4j.config.ValueRule;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.example.ac.ActorCritic;
+import org.ding4j.example.ac.ControlBatch;
+import org.ding4j.example.ac.SacPolicy;
+import org.ding4j.example.ac.Td3Policy;
+import org.ding4j.example.ac.TransitionBuffer;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.RunOutcome;
+import org.ding4j.learner.TrainingLoop;
+
+/**
+ * DI-engine's serial pipeline for TD3 and SAC on Pendulum-v1 through {@link BaseLearner}: random transitions first
+ * ({@code random_collect_size}), then rounds of evaluate (every {@code eval_freq} updates) / collect
+ * {@code n_sample} steps / {@code update_per_collect} updates on uniform replay samples, until the evaluation
+ * return reaches {@code stop_value} or a limit is hit. {@code policy.type} ({@code td3} or {@code sac}) picks the
+ * embedded defaults ({@code examples/pendulum_td3.yaml}, {@code examples/pendulum_sac.yaml}); every key is checked
+ * before anything starts. Writes {@code ckpt_best.pth.tar} at each new best evaluation and {@code summary.json}.
+ */
+public final class PendulumPipeline
+{
+    /** The embedded TD3 defaults. */
+    public static final String TD3_CONFIG = "org/ding4j/examples/pendulum_td3.yaml";
+    /** The embedded SAC defaults. */
+    public static final String SAC_CONFIG = "org/ding4j/examples/pendulum_sac.yaml";
+    /** The checkpoint of the best evaluation so far, in the learner's checkpoint folder. */
+    public static final String BEST_CHECKPOINT = "ckpt_best.pth.tar";
+
+    private static final ConfigSchema TD3 = common(TD3_CONFIG)
+        .rule("policy.learn.learning_rate_actor", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.learning_rate_critic", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.actor_update_freq", ValueRule.integerIn(1, Integer.MAX_VALUE))
+        .rule("policy.learn.noise_sigma", PendulumPipeline::nonNegative)
+        .rule("policy.learn.noise_range.max", PendulumPipeline::nonNegative)
+        .rule("policy.learn.noise_range.min", v -> v instanceof Number n && n.doubleValue() <= 0 ? null
+            : "expected a number <= 0 (the smoothing noise's lower clip)")
+        .rule("policy.collect.noise_sigma", PendulumPipeline::nonNegative)
+        .build();
+    private static final ConfigSchema SAC = common(SAC_CONFIG)
+        .rule("policy.learn.learning_rate_q", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.learning_rate_policy", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.learning_rate_alpha", ValueRule.POSITIVE_NUMBER)
+        .rule("policy.learn.alpha", ValueRule.POSITIVE_NUMBER)
+        .build();
+
+    private static ConfigSchema.Builder common(final String defaults)
+    {
+        return ConfigSchema.builder("", ConfigFiles.loadResource(defaults))
+            .rule("exp_name", ValueRule.FOLDER_PATH)
+            .rule("env.collector_env_num", ValueRule.integerIn(1, 4096))
+            .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
+            .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.model.obs_shape", v -> Long.valueOf(Pendulum.OBS).equals(v) ? null
+                : "expected " + Pendulum.OBS + " (Pendulum's observation: cos, sin, angular velocity)")
+            .rule("policy.model.action_shape", v -> Long.valueOf(Pendulum.ACTION).equals(v) ? null
+                : "expected " + Pendulum.ACTION + " (Pendulum's one torque)")
+            .rule("policy.model.twin_critic", v -> Boolean.TRUE.equals(v) ? null
+                : "expected true (ding4j's TD3 and SAC always learn twin critics)")
+            .rule("policy.model.actor_head_hidden_size", ValueRule.integerIn(1, 1 << 16))
+            .rule("policy.model.critic_head_hidden_size", ValueRule.integerIn(1, 1 << 16))
+            .rule("policy.model.actor_head_layer_num", ValueRule.integerIn(0, 64))
+            .rule("policy.model.critic_head_layer_num", ValueRule.integerIn(0, 64))
+            .rule("policy.random_collect_size", ValueRule.integerIn(0, Integer.MAX_VALUE))
+            .rule("policy.learn.update_per_collect", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.learn.batch_size", ValueRule.integerIn(1, 1 << 20))
+            .rule("policy.learn.discount_factor", PendulumPipeline::unitInterval)
+            .rule("policy.learn.target_theta", PendulumPipeline::unitInterval)
+            .rule("policy.collect.n_sample", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
+            .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, 1 << 26))
+            .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
+            .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
+            .open("learner");
+    }
+
+    private static String unitInterval(final Object v)
+    {
+        return v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1 ? null
+            : "expected a number in [0, 1]";
+    }
+
+    private static String nonNegative(final Object v)
+    {
+        return v instanceof Number n && n.doubleValue() >= 0 && Double.isFinite(n.doubleValue()) ? null
+            : "expected a finite number >= 0";
+    }
+
+    /**
+     * A line per evaluation.
+     *
+     * @param envSteps       env steps so far
+     * @param trainIter      updates so far
+     * @param evalReturn     this evaluation's mean return
+     * @param bestEvalReturn the best so far
+     * @param updatesPerS    updates per second of training wall time
+     */
+    public record Progress(long envSteps, long trainIter, double evalReturn, double bestEvalReturn,
+        double updatesPerS)
+    {
+    }
+
+    /**
+     * How a run ended.
+     *
+     * @param algorithm      td3 or sac
+     * @param seed           the run's seed
+     * @param solved         whether an evaluation reached the stop value
+     * @param stopValue      the stop value
+     * @param bestEvalReturn the best evaluation return
+     * @param envSteps       env steps collected
+     * @param trainIter      updates done
+     * @param wallS          training wall time (from the learner's start to the end)
+     * @param updatesPerS    updates per second of it
+     * @param interrupted    whether SIGINT/SIGTERM stopped it
+     * @param paths          the files it wrote
+     */
+    public record Summary(String algorithm, long seed, boolean solved, double stopValue, double bestEvalReturn,
+        long envSteps, long trainIter, double wallS, double updatesPerS, boolean interrupted, Map<String, Object> paths)
+    {
+    }
+
+    private final Config cfg;
+    private final String algorithm;
+
+    /**
+     * Checks a user config over the defaults that its {@code policy.type} names.
+     *
+     * @param user the user's keys ({@code policy.type} td3 or sac)
+     * @throws ConfigException naming the first bad key
+     */
+    public PendulumPipeline(final Config user)
+    {
+        Objects.requireNonNull(user, "user");
+        this.algorithm = algorithmOf(user);
+        if (null == algorithm)
+        {
+            throw new ConfigException("policy.type", "expected td3 or sac, got " + user.get("policy.type"));
+        }
+        this.cfg = ("td3".equals(algorithm) ? TD3 : SAC).apply(user);
+        BaseLearner.checkConfig(cfg.child("learner"));
+        if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
+        {
+            throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
+                + cfg.getInt("policy.other.replay_buffer.replay_buffer_size") + "), got "
+                + cfg.getInt("policy.learn.batch_size"));
+        }
+    }
+
+    /**
+     * @param user a user config
+     * @return td3 or sac when its {@code policy.type} names one (this pipeline's job), else null
+     */
+    public static String algorithmOf(final Config user)
+    {
+        final Object type = user.has("policy") && user.child("policy").has("type") ? user.get("policy.type") : null;
+        return "td3".equals(type) || "sac".equals(type) ? (String)type : null;
+    }
+
+    /** @return the effective config */
+    public Config config()
+    {
+        return cfg;
+    }
+
+    /**
+     * Builds the policy the config describes, its nets drawn from libtorch's global generator (seed it first).
+     *
+     * @return a new TD3 or SAC policy
+     */
+    public ActorCritic newPolicy()
+    {
+        final long seed = cfg.getLong("seed");
+        final String prefix = "policy.learn.";
+        if ("td3".equals(algorithm))
+        {
+            final ActorCritic.Nets nets = nets(cfg.getDouble(prefix + "learning_rate_actor"),
+                cfg.getDouble(prefix + "learning_rate_critic"));
+            final double noiseMax = cfg.getDouble(prefix + "noise_range.max");
+            if (-cfg.getDouble(prefix + "noise_range.min") != noiseMax)
+            {
+                throw new ConfigException(prefix + "noise_range.min", "expected -noise_range.max (" + -noiseMax
+                    + ": the smoothing noise is clipped symmetrically), got " + cfg.get(prefix + "noise_range.min"));
+            }
+            return new Td3Policy(new Td3Policy.Settings(nets, cfg.getInt(prefix + "actor_update_freq"),
+                cfg.getBoolean(prefix + "noise") ? cfg.getDouble(prefix + "noise_sigma") : 0.0, noiseMax,
+                cfg.getDouble("policy.collect.noise_sigma")), seed + 7);
+        }
+        final ActorCritic.Nets nets = nets(cfg.getDouble(prefix + "learning_rate_policy"),
+            cfg.getDouble(prefix + "learning_rate_q"));
+        return new SacPolicy(new SacPolicy.Settings(nets, cfg.getBoolean(prefix + "auto_alpha"),
+            cfg.getDouble(prefix + "alpha"), cfg.getDouble(prefix + "learning_rate_alpha")), seed + 7);
+    }
+
+    private ActorCritic.Nets nets(final double lrActor, final double lrCritic)
+    {
+        return new ActorCritic.Nets(Pendulum.OBS, Pendulum.ACTION,
+            hidden(cfg.getLong("policy.model.actor_head_hidden_size"), cfg.getInt("policy.model.actor_head_layer_num")),
+            hidden(cfg.getLong("policy.model.critic_head_hidden_size"),
+                cfg.getInt("policy.model.critic_head_layer_num")),
+            cfg.getInt("policy.learn.batch_size"), cfg.getDouble("policy.learn.discount_factor"),
+            cfg.getDouble("policy.learn.target_theta"), lrActor, lrCritic);
+    }
+
+    /** DI-engine's head: one Linear into the hidden width, then {@code layers} more at that width. */
+    private static long[] hidden(final long width, final int layers)
+    {
+        final long[] hidden = new long[1 + layers];
+        java.util.Arrays.fill(hidden, width);
+        return hidden;
+    }
+
+    /**
+     * Runs the job in {@code exp_name}.
+     *
+     * @param progress told after each evaluation
+     * @return how it ended
+     * @throws IOException if the experiment folder or summary cannot be written
+     */
+    public Summary run(final Consumer<Progress> progress) throws IOException
+    {
+        Objects.requireNonNull(progress, "progress");
+        final long seed = cfg.getLong("seed");
+        final String exp = cfg.getString("exp_name");
+        Files.createDirectories(Path.of(exp));
+        ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+        torch.manual_seed(seed);
+        try (ActorCritic policy = newPolicy();
+            BaseLearner<ControlBatch> learner = new BaseLearner<>(cfg.child("learner"), policy, null,
+                DistInfo.single(), exp, "learner");
+            ControlBatch batch = new ControlBatch(policy.batchSize(), Pendulum.OBS, Pendulum.ACTION))
+        {
+            policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+            final TransitionBuffer buffer = new TransitionBuffer(
+                cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), Pendulum.OBS, Pendulum.ACTION, seed + 3);
+            final PendulumCollector collector = new PendulumCollector(new Pendulum(cfg.getInt("env.collector_env_num"),
+                cfg.getInt("env.max_episode_steps"), seed), buffer, cfg.getLong("policy.random_collect_size"),
+                seed + 1);
+            final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
+            learner.checkpoints().register("pipeline", loop::state, loop::restore);
+            learner.checkpoints().register("random", collector::randomState, collector::restoreRandomState);
+            final RunOutcome outcome = learner.run(loop);
+            learner.collectorEnvstep(collector.envsteps());
+            final double wallS = loop.elapsedS();
+            final Map<String, Object> paths = new LinkedHashMap<>();
+            final Path best = learner.checkpoints().dir().resolve(BEST_CHECKPOINT);
+            paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
+            paths.put("log", learner.log().file().toString());
+            paths.put("config", Path.of(exp, "total_config.yaml").toString());
+            final Summary summary = new Summary(algorithm, seed, loop.solved, cfg.getDouble("env.stop_value"),
+                loop.best, collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS,
+                RunOutcome.INTERRUPTED == outcome, paths);
+            writeSummary(summary, loop, Path.of(exp, "summary.json"));
+            return summary;
+        }
+    }
+
+    private static void writeSummary(final Summary summary, final Loop loop, final Path file) throws IOException
+    {
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("algorithm", summary.algorithm());
+        json.put("seed", summary.seed());
+        json.put("solved", summary.solved());
+        json.put("interrupted", summary.interrupted());
+        json.put("stop_value", summary.stopValue());
+        json.put("best_eval_return", summary.bestEvalReturn());
+        json.put("solved_at_env_step", loop.solvedAtEnvStep);
+        json.put("solved_at_s", loop.solvedAtS);
+        json.put("env_steps", summary.envSteps());
+        json.put("train_iter", summary.trainIter());
+        json.put("wall_s", summary.wallS());
+        json.put("updates_per_s", summary.updatesPerS());
+        json.put("evaluations", loop.evaluations);
+        json.put("process_uptime_s", ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
+        json.putAll(summary.paths());
+        AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(json));
+    }
+
+    /** The serial rounds: evaluate when due, collect, then the updates of the round. */
+    private final class Loop implements TrainingLoop
+    {
+        private final BaseLearner<ControlBatch> learner;
+        private final ActorCritic policy;
+        private final ControlBatch batch;
+        private final TransitionBuffer buffer;
+        private final PendulumCollector collector;
+        private final Consumer<Progress> progress;
+        private final PendulumEvaluator evaluator;
+        private final int nSample = cfg.getInt("policy.collect.n_sample");
+        private final int updatePerCollect = cfg.getInt("policy.learn.update_per_collect");
+        private final long evalFreq = cfg.getLong("policy.eval.evaluator.eval_freq");
+        private final double stopValue = cfg.getDouble("env.stop_value");
+        private final long maxEnvStep = cfg.getLong("pipeline.max_env_step");
+        private final long maxTrainIter = cfg.getLong("pipeline.max_train_iter");
+        private final long start = System.nanoTime();
+        private final List<Map<String, Object>> evaluations = new java.util.ArrayList<>();
+        private long lastEvalIter = -1;
+        private double best = Double.NEGATIVE_INFINITY;
+        private boolean solved;
+        private long solvedAtEnvStep = -1;
+        private double solvedAtS = -1;
+        private int left;
+
+        Loop(final BaseLearner<ControlBatch> learner, final ActorCritic policy, final ControlBatch batch,
+            final TransitionBuffer buffer, final PendulumCollector collector, final Consumer<Progress> progress)
+        {
+            this.learner = learner;
+            this.policy = policy;
+            this.batch = batch;
+            this.buffer = buffer;
+            this.collector = collector;
+            this.progress = progress;
+            this.evaluator = new PendulumEvaluator(cfg.getInt("env.n_evaluator_episode"),
+                cfg.getInt("env.max_episode_steps"), cfg.getLong("seed") + 10_000);
+        }
+
+        @Override
+        public boolean prepare()
+        {
+            while (true)
+            {
+                if (left > 0 && learner.trainIter() < maxTrainIter && buffer.sample(batch))
+                {
+                    left--;
+                    return true;
+                }
+                if (collector.envsteps() >= maxEnvStep || learner.trainIter() >= maxTrainIter)
+                {
+                    return false;
+                }
+                if ((lastEvalIter < 0 || learner.trainIter() - lastEvalIter >= evalFreq) && evaluate())
+                {
+                    return false;
+                }
+                collector.collect(policy, nSample);
+                learner.collectorEnvstep(collector.envsteps());
+                left = updatePerCollect;
+            }
+        }
+
+        /** @return whether this evaluation reached the stop value */
+        private boolean evaluate()
+        {
+            lastEvalIter = learner.trainIter();
+            final double value = evaluator.evaluate(policy);
+            final Map<String, Object> row = new LinkedHashMap<>();
+            row.put("train_iter", learner.trainIter());
+            row.put("env_step", collector.envsteps());
+            row.put("return", value);
+            evaluations.add(row);
+            if (value > best)
+            {
+                best = value;
+                saveBest();
+            }
+            solved = value >= stopValue;
+            if (solved)
+            {
+                solvedAtEnvStep = collector.envsteps();
+                solvedAtS = elapsedS();
+            }
+            progress.accept(new Progress(collector.envsteps(), learner.trainIter(), value, best,
+                learner.trainIter() / elapsedS()));
+            return solved;
+        }
+
+        private void saveBest()
+        {
+            learner.collectorEnvstep(collector.envsteps());
+            try
+            {
+                learner.checkpoints().save(BEST_CHECKPOINT);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException("cannot save " + BEST_CHECKPOINT + " in " + learner.checkpoints().dir(),
+                    ex);
+            }
+        }
+
+        @Override
+        public void update()
+        {
+            learner.train(batch, collector.envsteps());
+        }
+
+        double elapsedS()
+        {
+            return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+        }
+
+        Map<String, Object> state()
+        {
+            final Map<String, Object> state = new LinkedHashMap<>();
+            state.put("best_eval_return", best);
+            state.put("last_eval_iter", lastEvalIter);
+            return state;
+        }
+
+        void restore(final Map<?, ?> state)
+        {
+            if (!(state.get("best_eval_return") instanceof Double b) || !(state.get("last_eval_iter") instanceof Long l))
+            {
+                throw new IllegalArgumentException("pipeline state: expected best_eval_return (a float) and "
+                    + "last_eval_iter (an int), got " + state);
+            }
+            best = b;
+            lastEvalIter = l;
+        }
+    }
+}
