@@ -201,7 +201,8 @@ inline void sgd_step(
 
 }  // namespace ding4j
 
-// The fused DQN update lives in its own header; JavaCPP compiles the kernels from this one.
+// The fused DQN and actor-critic updates live in their own headers; JavaCPP compiles the kernels from this one.
 #include "ding4j_dqn.h"
+#include "ding4j_ac.h"
 
 #endif  // DING4J_KERNELS_H

@@ -91,6 +91,36 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     abstract void update(int groupIndex, FlatParameters.Group group, float gradScale);
 
     /**
+     * Counts a step that a fused native update runs itself (its kernel reads the moments at
+     * {@link #stateAddress}): allowed only where {@link #step()} would be that kernel alone, with one parameter
+     * group, no gradient reducer and no clipping.
+     *
+     * @param who the fused update, for the message
+     * @return the step number the kernel must use (bias correction)
+     * @throws IllegalStateException if this optimizer does more than the kernel would
+     */
+    final long countNativeStep(final String who)
+    {
+        checkOpen();
+        if (null != gradientReducer || maxGradNorm > 0.0 || 1 != params.groupCount())
+        {
+            throw new IllegalStateException(who + ": its optimizer must have one parameter group, no gradient "
+                + "reducer and no gradient clipping to run inside the fused update");
+        }
+        return ++stepCount;
+    }
+
+    /**
+     * @param key   the state's index, as the subclass passes its keys
+     * @param group the parameter group
+     * @return the address of that state buffer (fixed for this optimizer's life)
+     */
+    final long stateAddress(final int key, final int group)
+    {
+        return states[key].address(group);
+    }
+
+    /**
      * Sets what combines gradients across ranks at the start of each {@link #step()} (null: none, the default).
      *
      * @param reducer the reducer, or null

@@ -51,6 +51,12 @@ final class NativeKernels
     static native void mlp_step(long handle, long params, long grads, long x, long y, long weight, long stats,
         int backward);
 
+    static native long ac_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
+
+    static native void ac_free(long handle);
+
+    static native void ac_update(long handle, long addresses, long scalars, long stats);
+
     static native long malloc_in_use_bytes();
 
     static native double sum_squares(long gradAddress, long n);

@@ -16,6 +16,7 @@ import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
 import org.ding4j.torch.NativeOwner;
 
@@ -104,6 +105,12 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     protected final Scalar gamma;
     /** Updates done (TD3's delay counts them). */
     protected long updates;
+    /** The actor's widths, input to output. */
+    final long[] actorSizes;
+    /** The native fused update when enabled, else null: libtorch autograd runs the update. */
+    FusedActorCritic fused;
+    private ControlBatch boundBatch;
+    private FusedActorCritic.Batch binding;
     private boolean freshOptimizer;
 
     /**
@@ -118,8 +125,8 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     {
         this.nets = Objects.requireNonNull(nets, "nets");
         this.natives = new NativeOwner(name);
-        actor = new TrainedNets(List.of(""), Nets.sizes(nets.obs(), nets.actorHidden(), actorOut), Activation.RELU,
-            nets.lrActor(), actorTarget);
+        actorSizes = Nets.sizes(nets.obs(), nets.actorHidden(), actorOut);
+        actor = new TrainedNets(List.of(""), actorSizes, Activation.RELU, nets.lrActor(), actorTarget);
         critic = new TrainedNets(List.of("q1.", "q2."), nets.criticSizes(), Activation.RELU, nets.lrCritic(), true);
         noise = new ResumableRandom(noiseSeed);
         tau = natives.own(new Scalar(nets.tau()));
@@ -195,6 +202,59 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
             stage[i] = (float)Math.max(-clip, Math.min(clip, sigma * noise.nextGaussian()));
         }
         target.put(stage);
+    }
+
+    /**
+     * Chooses how an update runs: one native call for all of it ({@link FusedActorCritic}, the pipeline's default,
+     * {@code policy.learn.fused_update}), or libtorch autograd operator by operator (the reference). Both read the
+     * same noise and write the same parameters, optimizer states and targets, so checkpoints are the same either way.
+     *
+     * @param enable whether to use the fused native update
+     */
+    public final void fusedUpdate(final boolean enable)
+    {
+        if (null != fused)
+        {
+            fused.close();
+            fused = null;
+            boundBatch = null;
+            binding = null;
+        }
+        if (enable)
+        {
+            fused = newFused();
+        }
+    }
+
+    /** @return whether updates run through the fused native update */
+    public final boolean fusedUpdate()
+    {
+        return null != fused;
+    }
+
+    /** @return a fused update over this policy's nets and optimizers */
+    abstract FusedActorCritic newFused();
+
+    /** @return the layout the fused update needs */
+    final FusedActorCritic.Layout layout(final FusedActorCritic.Kind kind, final double targetEntropy)
+    {
+        return new FusedActorCritic.Layout(kind, nets.batchSize(), nets.obs(), nets.action(), actorSizes,
+            nets.criticSizes(), nets.discount(), nets.tau(), targetEntropy);
+    }
+
+    /**
+     * @return the fused binding of this batch object: a pipeline refills one batch, so it binds once; another batch
+     *         object replaces the binding
+     */
+    final FusedActorCritic.Batch binding(final ControlBatch batch, final Tensor noise1, final Tensor noise2)
+    {
+        if (batch != boundBatch)
+        {
+            binding = fused.bind(batch.obsTensor(), batch.actionTensor(), batch.rewardTensor(), batch.nextObsTensor(),
+                batch.notDoneTensor(), noise1, noise2);
+            boundBatch = batch;
+        }
+        return binding;
     }
 
     @Override
@@ -374,6 +434,10 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     @Override
     public void close()
     {
+        if (null != fused)
+        {
+            fused.close();
+        }
         actor.close();
         critic.close();
         natives.close();

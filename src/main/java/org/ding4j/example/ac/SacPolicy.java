@@ -15,6 +15,7 @@ import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
 
 /**
@@ -86,6 +87,13 @@ public final class SacPolicy extends ActorCritic
     private int qValue;
     private int targetQValue;
     private int entropy;
+    private double lastAlpha;
+    private double lastCriticLoss;
+    private double lastQ;
+    private double lastTargetQ;
+    private double lastPolicyLoss;
+    private double lastAlphaLoss;
+    private double lastLogProb;
 
     /**
      * Builds the nets from libtorch's global generator (seed it first).
@@ -150,13 +158,39 @@ public final class SacPolicy extends ActorCritic
         batch.upload();
         drawNoise(epsStage, epsNextData, 1.0, Double.POSITIVE_INFINITY);
         drawNoise(epsStage, epsData, 1.0, Double.POSITIVE_INFINITY);
-        final double alpha = alpha();
-        final Scalar alphaScalar = new Scalar(alpha);
-        final double[] criticOut;
-        final double targetQ;
-        final double lossPolicy;
-        final double lossAlpha;
-        final double meanLogProb;
+        if (null != fused)
+        {
+            fused.update(binding(batch, epsNext, eps), true);
+            lastAlpha = fused.alpha();
+            lastCriticLoss = fused.criticLoss();
+            lastQ = fused.qMean();
+            lastTargetQ = fused.targetQMean();
+            lastPolicyLoss = fused.actorLoss();
+            lastAlphaLoss = fused.alphaLoss();
+            lastLogProb = fused.logProbMean();
+        }
+        else
+        {
+            eagerStep(batch);
+            critic.polyak(tau);
+        }
+        updates++;
+        sink.put(curLrQ, critic.optimizer().lr());
+        sink.put(curLrP, actor.optimizer().lr());
+        sink.put(criticLoss, lastCriticLoss);
+        sink.put(policyLoss, lastPolicyLoss);
+        sink.put(alphaLoss, lastAlphaLoss);
+        sink.put(alphaVar, lastAlpha);
+        sink.put(qValue, lastQ);
+        sink.put(targetQValue, lastTargetQ);
+        sink.put(entropy, -lastLogProb);
+    }
+
+    /** libtorch autograd, operator by operator: the fused update's reference (the caller moves the targets). */
+    private void eagerStep(final ControlBatch batch)
+    {
+        lastAlpha = alpha();
+        final Scalar alphaScalar = new Scalar(lastAlpha);
         try (PointerScope scope = new PointerScope())
         {
             final Tensor next;
@@ -164,48 +198,43 @@ public final class SacPolicy extends ActorCritic
             {
                 final Tensor[] sample = sample(batch.nextObsTensor(), epsNext);
                 next = targetMin(batch.nextObsTensor(), sample[0]).sub(sample[1], alphaScalar);
-                targetQ = next.mean().item_double();
+                lastTargetQ = next.mean().item_double();
             }
-            criticOut = criticStep(batch, tdTarget(batch, next));
+            final double[] criticOut = criticStep(batch, tdTarget(batch, next));
+            lastCriticLoss = criticOut[0];
+            lastQ = criticOut[1];
             actor.params().zeroGrad();
             final Tensor[] sample = sample(batch.obsTensor(), eps);
             final Tensor minQ = torch.minimum(q(0, batch.obsTensor(), sample[0]), q(1, batch.obsTensor(), sample[0]));
             final Tensor loss = sample[1].mul(alphaScalar).sub(minQ).mean();
             loss.backward();
             actor.optimizer().step();
-            lossPolicy = loss.item_double();
+            lastPolicyLoss = loss.item_double();
             final Tensor logProb = sample[1].detach();
-            meanLogProb = logProb.mean().item_double();
+            lastLogProb = logProb.mean().item_double();
+            lastAlphaLoss = 0;
             if (settings.autoAlpha())
             {
                 logAlpha.zeroGrad();
                 final Tensor alphaTerm = logAlphaLeaf.mul(logProb.add(targetEntropy)).mean().neg();
                 alphaTerm.backward();
                 alphaOptimizer.step();
-                lossAlpha = alphaTerm.item_double();
-            }
-            else
-            {
-                lossAlpha = 0;
+                lastAlphaLoss = alphaTerm.item_double();
             }
         }
         finally
         {
             alphaScalar.close();
         }
-        critic.polyak(tau);
-        updates++;
-        sink.put(curLrQ, critic.optimizer().lr());
-        sink.put(curLrP, actor.optimizer().lr());
-        sink.put(criticLoss, criticOut[0]);
-        sink.put(policyLoss, lossPolicy);
-        sink.put(alphaLoss, lossAlpha);
-        sink.put(alphaVar, alpha);
-        sink.put(qValue, criticOut[1]);
-        sink.put(targetQValue, targetQ);
-        sink.put(entropy, -meanLogProb);
     }
 
+    @Override
+    FusedActorCritic newFused()
+    {
+        return new FusedActorCritic(layout(FusedActorCritic.Kind.SAC, -nets.action()), actor.params(), null,
+            actor.optimizer(), critic.params(), critic.targetParams(), critic.optimizer(), logAlpha,
+            settings.autoAlpha() ? alphaOptimizer : null);
+    }
     /**
      * A reparameterised sample of the squashed Gaussian.
      *

@@ -11,6 +11,7 @@ import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.policy.LogSink;
+import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
 
 /**
@@ -66,6 +67,9 @@ public final class Td3Policy extends ActorCritic
     private int targetQValue;
     private int policyNoise;
     private double lastActorLoss;
+    private double lastCriticLoss;
+    private double lastQ;
+    private double lastTargetQ;
 
     /**
      * Builds the nets from libtorch's global generator (seed it first).
@@ -110,8 +114,36 @@ public final class Td3Policy extends ActorCritic
         batch.upload();
         drawNoise(noiseStage, noiseData, settings.noiseSigma(), settings.noiseClip());
         final boolean actorTurn = 0 == (updates + 1) % settings.actorUpdateFreq();
-        final double[] criticOut;
-        final double targetQ;
+        if (null != fused)
+        {
+            fused.update(binding(batch, noiseTensor, null), actorTurn);
+            lastCriticLoss = fused.criticLoss();
+            lastQ = fused.qMean();
+            lastTargetQ = fused.targetQMean();
+            lastActorLoss = fused.actorLoss();
+        }
+        else
+        {
+            eagerStep(batch, actorTurn);
+        }
+        updates++;
+        double noiseMean = 0;
+        for (final float n : noiseStage)
+        {
+            noiseMean += Math.abs(n);
+        }
+        sink.put(curLrActor, actor.optimizer().lr());
+        sink.put(curLrCritic, critic.optimizer().lr());
+        sink.put(criticLoss, lastCriticLoss);
+        sink.put(actorLoss, lastActorLoss);
+        sink.put(qValue, lastQ);
+        sink.put(targetQValue, lastTargetQ);
+        sink.put(policyNoise, noiseMean / noiseStage.length);
+    }
+
+    /** libtorch autograd, operator by operator: the fused update's reference. */
+    private void eagerStep(final ControlBatch batch, final boolean actorTurn)
+    {
         try (PointerScope scope = new PointerScope())
         {
             final Tensor next;
@@ -120,9 +152,11 @@ public final class Td3Policy extends ActorCritic
                 final Tensor nextAction = actor.target(0).forward(batch.nextObsTensor()).tanh().add(noiseTensor)
                     .clamp(minusOne, one);
                 next = targetMin(batch.nextObsTensor(), nextAction);
-                targetQ = next.mean().item_double();
+                lastTargetQ = next.mean().item_double();
             }
-            criticOut = criticStep(batch, tdTarget(batch, next));
+            final double[] criticOut = criticStep(batch, tdTarget(batch, next));
+            lastCriticLoss = criticOut[0];
+            lastQ = criticOut[1];
             if (actorTurn)
             {
                 actor.params().zeroGrad();
@@ -138,19 +172,13 @@ public final class Td3Policy extends ActorCritic
             actor.polyak(tau);
             critic.polyak(tau);
         }
-        updates++;
-        double noiseMean = 0;
-        for (final float n : noiseStage)
-        {
-            noiseMean += Math.abs(n);
-        }
-        sink.put(curLrActor, actor.optimizer().lr());
-        sink.put(curLrCritic, critic.optimizer().lr());
-        sink.put(criticLoss, criticOut[0]);
-        sink.put(actorLoss, lastActorLoss);
-        sink.put(qValue, criticOut[1]);
-        sink.put(targetQValue, targetQ);
-        sink.put(policyNoise, noiseMean / noiseStage.length);
+    }
+
+    @Override
+    FusedActorCritic newFused()
+    {
+        return new FusedActorCritic(layout(FusedActorCritic.Kind.TD3, 0.0), actor.params(), actor.targetParams(),
+            actor.optimizer(), critic.params(), critic.targetParams(), critic.optimizer(), null, null);
     }
 
     @Override

@@ -251,6 +251,7 @@ public final class PendulumPipeline
             ControlBatch batch = new ControlBatch(policy.batchSize(), Pendulum.OBS, Pendulum.ACTION))
         {
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+            policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             final TransitionBuffer buffer = new TransitionBuffer(
                 cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), Pendulum.OBS, Pendulum.ACTION, seed + 3);
             final PendulumCollector collector = new PendulumCollector(new Pendulum(cfg.getInt("env.collector_env_num"),

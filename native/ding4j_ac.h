@@ -1,0 +1,470 @@
+// ding4j fused actor-critic updates: a whole TD3 or SAC update (target actions, twin target Q, the TD target, the
+// twin critic loss and backward, the critics' Adam step, the actor's reparameterised sample, Q of the sampled action,
+// backward through the critics into the actor without touching the critics' gradients, the actor's Adam step, SAC's
+// temperature step, Polyak averaging of the targets) in one native call over the flat parameter, gradient and Adam
+// state buffers that libtorch's modules and ding4j's FusedAdam view. Matrix products go to the cblas_sgemm of the
+// OpenBLAS the presets load, layers through ding4j_dqn.h's linear / linear_backward; the workspace is sized once.
+// Every operation follows the libtorch autograd path of org.ding4j.example.ac (Td3Policy, SacPolicy) in the same
+// order, so that results equal it within float rounding; FusedActorCriticTest compares them.
+//
+// Java (org.ding4j.torch.FusedActorCritic) checks every tensor's shape, dtype and device before it passes an address:
+// the kernel indexes only within the sizes ac_create was given.
+#ifndef DING4J_AC_H
+#define DING4J_AC_H
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "ding4j_dqn.h"
+
+namespace ding4j {
+
+namespace ac_detail {
+
+using dqn_detail::Linear;
+using dqn_detail::Net;
+
+enum { TD3 = 0, SAC = 1 };
+enum {
+    ACTOR, ACTOR_GRAD, ACTOR_TARGET, CRITIC, CRITIC_GRAD, CRITIC_TARGET, OBS, ACTION, REWARD, NEXT_OBS, NOT_DONE,
+    NOISE, NOISE2, ACTOR_M, ACTOR_V, CRITIC_M, CRITIC_V, ALPHA, ALPHA_GRAD, ALPHA_M, ALPHA_V, ADDRESSES
+};
+// Per Adam (actor, critic, alpha): lr, beta1, beta2, eps, weight decay, decoupled (0/1), step.
+enum { ADAM_FIELDS = 7 };
+enum {
+    GAMMA = 0, TAU = 1, ADAM_ACTOR = 2, ADAM_CRITIC = ADAM_ACTOR + ADAM_FIELDS, ADAM_ALPHA = ADAM_CRITIC + ADAM_FIELDS,
+    ACTOR_TURN = ADAM_ALPHA + ADAM_FIELDS, AUTO_ALPHA, TARGET_ENTROPY, SCALARS
+};
+enum { STAT_CRITIC_LOSS, STAT_Q, STAT_TARGET_Q, STAT_ACTOR_LOSS, STAT_ALPHA_LOSS, STAT_ALPHA, STAT_LOG_PROB, STATS };
+
+const float LOG_SIGMA_MIN = -20.0f;
+const float LOG_SIGMA_MAX = 2.0f;
+const float TANH_EPS = 1e-6f;
+const double HALF_LOG_2PI = 0.91893853320467274178;
+
+/** An MLP's layers (ReLU between them, none after the last) at offsets in its flat buffer, with saved outputs. */
+struct Mlp {
+    std::vector<Linear> layers;
+    std::vector<std::vector<float>> out;  // each layer's output for the last forward (after ReLU but the last)
+};
+
+struct AC {
+    Net ops;  // sgemm and the activation (ReLU) for dqn_detail's layer functions
+    int kind;
+    int batch;
+    int obs;
+    int act;
+    int in;  // obs + act: the critics' input width
+    Mlp actor;
+    Mlp q[2];
+    std::vector<float> x;        // [B, in]: (obs, action) rows, the critics' input
+    std::vector<float> y;        // [B] TD target
+    std::vector<float> qv[2];    // [B] critic outputs saved apart (the Mlp buffers are reused)
+    std::vector<float> dq;       // [B] dL/dQ
+    std::vector<float> dx;       // [B, in] dL/dinput of a critic
+    std::vector<float> dx_sum;   // [B, in] summed over both critics (SAC)
+    std::vector<float> gh, gh2;  // [B, widest] gradients between layers
+    std::vector<float> a;        // [B, act] the sampled or deterministic action
+    std::vector<float> log_sigma;  // [B, act] clamped log sigma (SAC)
+    std::vector<float> log_prob;   // [B] log pi (SAC)
+    std::vector<float> dout;       // [B, actor out] dL/dactor output
+};
+
+/** A forward with the given parameters; returns the last layer's output (inside m.out). */
+inline const float* forward(const AC& c, Mlp& m, const float* params, const float* x, const int rows) {
+    const size_t last = m.layers.size() - 1;
+    for (size_t l = 0; l <= last; l++) {
+        dqn_detail::linear(c.ops, m.layers[l], params, x, m.out[l].data(), rows, l < last);
+        x = m.out[l].data();
+    }
+    return m.out[last].data();
+}
+
+/**
+ * Backward from dy at the last output: parameter gradients into grads when grads is not null, and the gradient at the
+ * input into dx_in when dx_in is not null (the first layer's input is not activated).
+ */
+inline void backward(AC& c, Mlp& m, const float* params, float* grads, const float* input, const float* dy,
+    float* dx_in, const int rows) {
+    const int last = (int)m.layers.size() - 1;
+    float* cur = c.gh.data();
+    float* other = c.gh2.data();
+    for (int l = last; l >= 0; l--) {
+        const Linear& layer = m.layers[l];
+        const float* x = 0 == l ? input : m.out[l - 1].data();
+        float* dx = 0 == l ? dx_in : cur;
+        if (nullptr != grads) {
+            dqn_detail::linear_backward(c.ops, layer, params, grads, x, dy, dx, 0 == l ? nullptr : x, rows);
+        } else if (nullptr != dx) {
+            // The gradient at the input alone: dX = dY W, then through the ReLU that produced x.
+            c.ops.sgemm(dqn_detail::ROW_MAJOR, dqn_detail::NO_TRANS, dqn_detail::NO_TRANS, rows, layer.in, layer.out,
+                1.0f, dy, layer.out, params + layer.w, layer.in, 0.0f, dx, layer.in);
+            if (0 != l) {
+                dqn_detail::activation_backward(c.ops, dx, x, (int64_t)rows * layer.in);
+            }
+        }
+        dy = dx;
+        std::swap(cur, other);
+    }
+}
+
+inline void adam(const double* s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
+    const int64_t n) {
+    adam_step(param, grad, m, v, 0, n, s[0], s[1], s[2], s[3], s[4], (int64_t)s[6], 0, (int)s[5], 1.0f);
+}
+
+/** target = target + tau (online - target): libtorch's lerp_ for a weight below 0.5 (tau is checked <= 1). */
+inline void polyak(const int64_t target_address, const int64_t online_address, const int64_t n, const double tau) {
+    float* t = reinterpret_cast<float*>(target_address);
+    const float* p = reinterpret_cast<const float*>(online_address);
+    const float w = (float)tau;
+    if (w < 0.5f) {
+        for (int64_t i = 0; i < n; i++) {
+            t[i] = t[i] + w * (p[i] - t[i]);
+        }
+    } else {
+        for (int64_t i = 0; i < n; i++) {
+            t[i] = p[i] - (p[i] - t[i]) * (1.0f - w);
+        }
+    }
+}
+
+/** Rows of (obs, action) into c.x. */
+inline void critic_input(AC& c, const float* obs, const float* action) {
+    for (int i = 0; i < c.batch; i++) {
+        float* row = c.x.data() + (int64_t)i * c.in;
+        for (int k = 0; k < c.obs; k++) {
+            row[k] = obs[(int64_t)i * c.obs + k];
+        }
+        for (int k = 0; k < c.act; k++) {
+            row[c.obs + k] = action[(int64_t)i * c.act + k];
+        }
+    }
+}
+
+/**
+ * y = reward + gamma * notDone * next, where next = min(Q1_target, Q2_target)(c.x) - alpha * log_prob (log_prob
+ * null: no entropy term). Returns the mean of next.
+ */
+inline double td_target(AC& c, const float* critic_target, const float* reward, const float* not_done,
+    const float gamma, const float alpha, const float* log_prob) {
+    const float* q1 = forward(c, c.q[0], critic_target, c.x.data(), c.batch);
+    for (int i = 0; i < c.batch; i++) {
+        c.qv[0][i] = q1[i];
+    }
+    const float* q2 = forward(c, c.q[1], critic_target, c.x.data(), c.batch);
+    double sum = 0.0;
+    for (int i = 0; i < c.batch; i++) {
+        float next = c.qv[0][i] < q2[i] ? c.qv[0][i] : q2[i];
+        if (nullptr != log_prob) {
+            next = next - alpha * log_prob[i];
+        }
+        sum += next;
+        c.y[i] = reward[i] + gamma * (not_done[i] * next);
+    }
+    return sum / c.batch;
+}
+
+/** The number of floats of the critics' flat buffer (both nets): past the last layer's bias. */
+inline int64_t critic_numel(const AC& c) {
+    int64_t end = 0;
+    for (const Mlp& m : c.q) {
+        for (const Linear& l : m.layers) {
+            end = std::max(end, std::max(l.w + (int64_t)l.out * l.in, l.b + (int64_t)l.out));
+        }
+    }
+    return end;
+}
+
+inline int64_t actor_numel(const AC& c) {
+    int64_t end = 0;
+    for (const Linear& l : c.actor.layers) {
+        end = std::max(end, std::max(l.w + (int64_t)l.out * l.in, l.b + (int64_t)l.out));
+    }
+    return end;
+}
+
+/**
+ * The twin critic step on (obs, action) rows already in c.x: mse(Q1, y) + mse(Q2, y), its gradients into the
+ * critics' buffer (each layer's written once: nothing to zero), Adam. Writes the loss and mean Q1 to stats.
+ */
+inline void critic_step(AC& c, const int64_t* addr, const double* s, double* stats) {
+    const float* params = reinterpret_cast<const float*>(addr[CRITIC]);
+    float* grads = reinterpret_cast<float*>(addr[CRITIC_GRAD]);
+    const float inv_b = 1.0f / (float)c.batch;
+    double loss = 0.0;
+    double q_sum = 0.0;
+    for (int k = 0; k < 2; k++) {
+        const float* q = forward(c, c.q[k], params, c.x.data(), c.batch);
+        double sq = 0.0;
+        for (int i = 0; i < c.batch; i++) {
+            const float d = q[i] - c.y[i];
+            sq += (double)d * d;
+            // d mean((q - y)^2) / dq = 2 (q - y) / B, libtorch's mse_loss backward.
+            c.dq[i] = 2.0f * d * inv_b;
+            if (0 == k) {
+                q_sum += q[i];
+            }
+        }
+        loss += sq / c.batch;
+        backward(c, c.q[k], params, grads, c.x.data(), c.dq.data(), nullptr, c.batch);
+    }
+    adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
+    stats[STAT_CRITIC_LOSS] = loss;
+    stats[STAT_Q] = q_sum / c.batch;
+}
+
+/**
+ * SAC's squashed Gaussian on the actor output rows: a = tanh(mu + exp(clamp(log_sigma)) * eps) into c.a, the clamped
+ * log sigma into c.log_sigma, log pi into c.log_prob (the Gaussian's less the tanh correction, as SacPolicy).
+ */
+inline void squash(AC& c, const float* out, const float* eps) {
+    const int w = 2 * c.act;
+    for (int i = 0; i < c.batch; i++) {
+        float gaussian = 0.0f;
+        float correction = 0.0f;
+        for (int k = 0; k < c.act; k++) {
+            const int64_t j = (int64_t)i * c.act + k;
+            const float mu = out[(int64_t)i * w + k];
+            const float raw = out[(int64_t)i * w + c.act + k];
+            const float ls = raw < LOG_SIGMA_MIN ? LOG_SIGMA_MIN : (raw > LOG_SIGMA_MAX ? LOG_SIGMA_MAX : raw);
+            const float e = eps[j];
+            const float a = std::tanh(mu + std::exp(ls) * e);
+            c.a[j] = a;
+            c.log_sigma[j] = ls;
+            gaussian += ((e * e) * -0.5f - ls) - (float)HALF_LOG_2PI;
+            correction += std::log(((-(a * a)) + 1.0f) + TANH_EPS);
+        }
+        c.log_prob[i] = gaussian - correction;
+    }
+}
+
+inline void td3(AC& c, const int64_t* addr, const double* s, double* stats) {
+    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
+    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
+    const float* noise = reinterpret_cast<const float*>(addr[NOISE]);
+    const int64_t n_act = (int64_t)c.batch * c.act;
+    // a' = clamp(tanh(actor_target(s')) + noise, -1, 1)
+    const float* out = forward(c, c.actor, reinterpret_cast<const float*>(addr[ACTOR_TARGET]), next_obs, c.batch);
+    for (int64_t j = 0; j < n_act; j++) {
+        const float v = std::tanh(out[j]) + noise[j];
+        c.a[j] = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+    }
+    critic_input(c, next_obs, c.a.data());
+    stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
+        reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]), (float)s[GAMMA],
+        0.0f, nullptr);
+    critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
+    critic_step(c, addr, s, stats);
+    if (0.0 == s[ACTOR_TURN]) {
+        return;
+    }
+    // actor loss = -mean(Q1(s, tanh(actor(s)))), through the updated critic into the actor only.
+    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
+    const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
+    out = forward(c, c.actor, actor, obs, c.batch);
+    for (int64_t j = 0; j < n_act; j++) {
+        c.a[j] = std::tanh(out[j]);
+    }
+    critic_input(c, obs, c.a.data());
+    const float* q = forward(c, c.q[0], critic, c.x.data(), c.batch);
+    double q_sum = 0.0;
+    const float dq = -1.0f / (float)c.batch;
+    for (int i = 0; i < c.batch; i++) {
+        q_sum += q[i];
+        c.dq[i] = dq;
+    }
+    stats[STAT_ACTOR_LOSS] = -q_sum / c.batch;
+    backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
+    for (int i = 0; i < c.batch; i++) {
+        for (int k = 0; k < c.act; k++) {
+            const int64_t j = (int64_t)i * c.act + k;
+            c.dout[j] = c.dx[(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
+        }
+    }
+    backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr, c.batch);
+    adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
+    polyak(addr[ACTOR_TARGET], addr[ACTOR], actor_numel(c), s[TAU]);
+    polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+}
+
+inline void sac(AC& c, const int64_t* addr, const double* s, double* stats) {
+    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
+    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
+    const float* eps_next = reinterpret_cast<const float*>(addr[NOISE]);
+    const float* eps = reinterpret_cast<const float*>(addr[NOISE2]);
+    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
+    const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
+    float* log_alpha = reinterpret_cast<float*>(addr[ALPHA]);
+    const float alpha = (float)std::exp((double)log_alpha[0]);
+    stats[STAT_ALPHA] = alpha;
+    // y = r + gamma notDone (min Q_target(s', a') - alpha log pi(a'|s')), a' ~ pi(s')
+    squash(c, forward(c, c.actor, actor, next_obs, c.batch), eps_next);
+    critic_input(c, next_obs, c.a.data());
+    stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
+        reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]), (float)s[GAMMA],
+        alpha, c.log_prob.data());
+    critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
+    critic_step(c, addr, s, stats);
+
+    // policy loss = mean(alpha log pi(a~|s) - min(Q1, Q2)(s, a~)), a~ = tanh(mu + sigma eps)
+    const float* out = forward(c, c.actor, actor, obs, c.batch);
+    squash(c, out, eps);
+    critic_input(c, obs, c.a.data());
+    const float* q1 = forward(c, c.q[0], critic, c.x.data(), c.batch);
+    for (int i = 0; i < c.batch; i++) {
+        c.qv[0][i] = q1[i];
+    }
+    const float* q2 = forward(c, c.q[1], critic, c.x.data(), c.batch);
+    for (int i = 0; i < c.batch; i++) {
+        c.qv[1][i] = q2[i];
+    }
+    const float inv_b = 1.0f / (float)c.batch;
+    double loss = 0.0;
+    double log_prob_sum = 0.0;
+    for (int i = 0; i < c.batch; i++) {
+        const float m = c.qv[0][i] < c.qv[1][i] ? c.qv[0][i] : c.qv[1][i];
+        loss += c.log_prob[i] * alpha - m;
+        log_prob_sum += c.log_prob[i];
+    }
+    stats[STAT_ACTOR_LOSS] = loss / c.batch;
+    stats[STAT_LOG_PROB] = log_prob_sum / c.batch;
+    // d/dQ of -min(Q1, Q2) / B goes to the smaller (split in half on a tie, as libtorch's minimum backward).
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < c.batch; i++) {
+            const float mine = c.qv[k][i];
+            const float theirs = c.qv[1 - k][i];
+            c.dq[i] = mine < theirs ? -inv_b : (mine == theirs ? -0.5f * inv_b : 0.0f);
+        }
+        backward(c, c.q[k], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
+        for (int64_t j = 0; j < (int64_t)c.batch * c.in; j++) {
+            c.dx_sum[j] = 0 == k ? c.dx[j] : c.dx_sum[j] + c.dx[j];
+        }
+    }
+    const float dlog_prob = alpha * inv_b;
+    const int w = 2 * c.act;
+    for (int i = 0; i < c.batch; i++) {
+        for (int k = 0; k < c.act; k++) {
+            const int64_t j = (int64_t)i * c.act + k;
+            const float a = c.a[j];
+            const float ls = c.log_sigma[j];
+            const float raw = out[(int64_t)i * w + c.act + k];
+            // log pi = sum(-eps^2/2 - ls - c) - sum log(1 - a^2 + 1e-6): d/da of the second is 2a / (1 - a^2 + 1e-6).
+            const float da = c.dx_sum[(int64_t)i * c.in + c.obs + k]
+                + dlog_prob * (-(-2.0f * a / (((-(a * a)) + 1.0f) + TANH_EPS)));
+            const float du = da * (1.0f - a * a);
+            c.dout[(int64_t)i * w + k] = du;
+            // u = mu + exp(ls) eps: d/dls = du eps exp(ls); the Gaussian term adds -dlog_prob; clamp passes inside.
+            const float dls = du * eps[j] * std::exp(ls) - dlog_prob;
+            c.dout[(int64_t)i * w + c.act + k] = raw >= LOG_SIGMA_MIN && raw <= LOG_SIGMA_MAX ? dls : 0.0f;
+        }
+    }
+    backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr, c.batch);
+    adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
+    if (0.0 != s[AUTO_ALPHA]) {
+        // alpha loss = -mean(log_alpha (log pi + target entropy)); its gradient -mean(log pi + target entropy).
+        const float te = (float)s[TARGET_ENTROPY];
+        double g = 0.0;
+        for (int i = 0; i < c.batch; i++) {
+            g += c.log_prob[i] + te;
+        }
+        stats[STAT_ALPHA_LOSS] = -(double)log_alpha[0] * g / c.batch;
+        reinterpret_cast<float*>(addr[ALPHA_GRAD])[0] = (float)(-g / c.batch);
+        adam(s + ADAM_ALPHA, addr[ALPHA], addr[ALPHA_GRAD], addr[ALPHA_M], addr[ALPHA_V], 1);
+    } else {
+        stats[STAT_ALPHA_LOSS] = 0.0;
+    }
+    polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+}
+
+}  // namespace ac_detail
+
+/**
+ * Builds a fused actor-critic update. dims: [kind (0 TD3, 1 SAC), batch, obs, act, actor layers La, critic layers
+ * Lc, actor widths (La + 1: obs ... actor output), critic widths (Lc + 1: obs + act ... 1)]; offsets (floats into the
+ * flat buffers): weight and bias of each actor layer, then of each layer of Q1, then of Q2 (both in the critics'
+ * buffer). Returns a handle for ac_update / ac_free, or 0 (nothing allocated) when a size is outside [1, 2^24], a
+ * layer count outside [1, 64], the widths do not chain (the actor from obs to act, or 2 act for SAC; the critics from
+ * obs + act to 1) or the kind is unknown.
+ */
+inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
+    using namespace ac_detail;
+    const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
+    const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    const int64_t kind = dims[0];
+    const int64_t la = dims[4];
+    const int64_t lc = dims[5];
+    if ((TD3 != kind && SAC != kind) || la < 1 || la > 64 || lc < 1 || lc > 64 || !dqn_detail::sizes_ok(dims + 1, 3)
+        || !dqn_detail::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+        return 0;
+    }
+    const int64_t* aw = dims + 6;
+    const int64_t* cw = aw + la + 1;
+    if (aw[0] != dims[2] || aw[la] != (SAC == kind ? 2 : 1) * dims[3] || cw[0] != dims[2] + dims[3] || cw[lc] != 1) {
+        return 0;
+    }
+    AC* c = new AC();
+    c->ops.sgemm = reinterpret_cast<dqn_detail::sgemm_t>(sgemm_address);
+    c->ops.activation = dqn_detail::RELU;
+    c->kind = (int)kind;
+    c->batch = (int)dims[1];
+    c->obs = (int)dims[2];
+    c->act = (int)dims[3];
+    c->in = c->obs + c->act;
+    const int64_t b = c->batch;
+    int o = 0;
+    int widest = c->in;
+    for (int l = 0; l < la; l++, o += 2) {
+        c->actor.layers.push_back(Linear{(int)aw[l], (int)aw[l + 1], offsets[o], offsets[o + 1]});
+        c->actor.out.emplace_back(b * aw[l + 1]);
+        widest = std::max(widest, (int)aw[l + 1]);
+    }
+    for (Mlp& m : c->q) {
+        for (int l = 0; l < lc; l++, o += 2) {
+            m.layers.push_back(Linear{(int)cw[l], (int)cw[l + 1], offsets[o], offsets[o + 1]});
+            m.out.emplace_back(b * cw[l + 1]);
+            widest = std::max(widest, (int)cw[l + 1]);
+        }
+    }
+    c->x.resize(b * c->in);
+    c->dx.resize(b * c->in);
+    c->dx_sum.resize(b * c->in);
+    for (std::vector<float>* v : {&c->y, &c->qv[0], &c->qv[1], &c->dq, &c->log_prob}) {
+        v->resize(b);
+    }
+    c->gh.resize(b * widest);
+    c->gh2.resize(b * widest);
+    c->a.resize(b * c->act);
+    c->log_sigma.resize(b * c->act);
+    c->dout.resize(b * aw[la]);
+    return reinterpret_cast<int64_t>(c);
+}
+
+inline void ac_free(const int64_t handle) {
+    delete reinterpret_cast<ac_detail::AC*>(handle);
+}
+
+/**
+ * One whole update. addresses: ac_detail's ADDRESSES entries (the flat buffers, the batch tensors, the noise, the Adam
+ * moments; SAC's log alpha, its gradient and moments); scalars: SCALARS entries (gamma, tau, each Adam's
+ * hyper-parameters and this step's count, TD3's actor turn, SAC's auto-alpha flag and target entropy); stats
+ * receives STATS entries.
+ */
+inline void ac_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
+    const int64_t stats_address) {
+    using namespace ac_detail;
+    AC& c = *reinterpret_cast<AC*>(handle);
+    const int64_t* addr = reinterpret_cast<const int64_t*>(addresses_address);
+    const double* s = reinterpret_cast<const double*>(scalars_address);
+    double* stats = reinterpret_cast<double*>(stats_address);
+    if (TD3 == c.kind) {
+        td3(c, addr, s, stats);
+    } else {
+        sac(c, addr, s, stats);
+    }
+}
+
+}  // namespace ding4j
+
+#endif  // DING4J_AC_H

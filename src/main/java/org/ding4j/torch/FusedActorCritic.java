@@ -1,0 +1,430 @@
+package org.ding4j.torch;
+
+import java.util.List;
+import java.util.Objects;
+
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * A whole TD3 or SAC update in one native call ({@code native/ding4j_ac.h}'s {@code ac_update}): target actions,
+ * twin target Q and the TD target, the twin critic loss, its backward and the critics' Adam step, the actor's
+ * (reparameterised) action, Q of it through the updated critics, backward into the actor only, the actor's Adam
+ * step, SAC's temperature step and the Polyak moves of the targets. Every matrix product is OpenBLAS's
+ * {@code cblas_sgemm}; the workspace is sized once for the batch, and an update allocates nothing.
+ * <p>
+ * The nets are {@link Mlp}s with ReLU between the layers: the actor's parameters named as an {@code Mlp}'s
+ * ({@code 0.weight, 0.bias, 2.weight, ...}), the critics' as two of them prefixed {@code q1.} and {@code q2.} in one
+ * flat set. Each must be one float32 CPU group; the targets must have the same names and layout. The optimizers must
+ * be plain Adam over those sets (no AMSGrad, clipping or reducer): their step counts advance here as
+ * {@link FusedOptimizer#step()} would advance them, so their state dicts stay PyTorch's. Not thread-safe.
+ */
+public final class FusedActorCritic implements AutoCloseable
+{
+    /** Which update the kernel runs. */
+    public enum Kind
+    {
+        /** TD3: target smoothing noise in, delayed actor and target updates. */
+        TD3,
+        /** SAC: two standard normal draws in, a squashed Gaussian actor, an optional learned temperature. */
+        SAC
+    }
+
+    // The kernel's address, scalar and stats slots (ac_detail's enums).
+    private static final int ACTOR = 0;
+    private static final int ACTOR_GRAD = 1;
+    private static final int ACTOR_TARGET = 2;
+    private static final int CRITIC = 3;
+    private static final int CRITIC_GRAD = 4;
+    private static final int CRITIC_TARGET = 5;
+    private static final int BATCH = 6;
+    private static final int ACTOR_M = 13;
+    private static final int CRITIC_M = 15;
+    private static final int ALPHA = 17;
+    private static final int ALPHA_GRAD = 18;
+    private static final int ALPHA_M = 19;
+    private static final int ADDRESSES = 21;
+    private static final int GAMMA = 0;
+    private static final int TAU = 1;
+    private static final int ADAM_FIELDS = 7;
+    private static final int ADAM_ACTOR = 2;
+    private static final int ADAM_CRITIC = ADAM_ACTOR + ADAM_FIELDS;
+    private static final int ADAM_ALPHA = ADAM_CRITIC + ADAM_FIELDS;
+    private static final int ACTOR_TURN = ADAM_ALPHA + ADAM_FIELDS;
+    private static final int AUTO_ALPHA = ACTOR_TURN + 1;
+    private static final int TARGET_ENTROPY = AUTO_ALPHA + 1;
+    private static final int SCALARS = TARGET_ENTROPY + 1;
+    private static final int STATS = 7;
+    private static final int STEP_FIELD = 6;
+    private static final String[] BATCH_NAMES = {"obs", "action", "reward", "next_obs", "not_done", "noise",
+        "noise2"};
+
+    private final Kind kind;
+    private final int batch;
+    private final int obs;
+    private final int act;
+    private final FusedAdam actorOptimizer;
+    private final FusedAdam criticOptimizer;
+    private final FusedAdam alphaOptimizer;
+    private final Binding nets;
+    private final NativeOwner natives = new NativeOwner("FusedActorCritic");
+    private final LongPointer addresses;
+    private final DoublePointer scalars;
+    private final DoublePointer stats;
+    private long handle;
+
+    /**
+     * A bound batch: the transitions and the update's noise, checked once and held (with their addresses).
+     */
+    public static final class Batch
+    {
+        private final Binding tensors;
+
+        private Batch(final FusedActorCritic owner, final Tensor... t)
+        {
+            this.tensors = new Binding(owner, "FusedActorCritic", BATCH_NAMES, t);
+        }
+    }
+
+    /**
+     * The layout and hyper-parameters of one algorithm's nets.
+     *
+     * @param kind            TD3 or SAC
+     * @param batch           samples per update
+     * @param obs             observation width
+     * @param act             action width
+     * @param actorSizes      the actor's widths, obs to its output (act for TD3, 2 act for SAC)
+     * @param criticSizes     each critic's widths, obs + act to 1
+     * @param discount        gamma
+     * @param tau             the Polyak weight of the online nets
+     * @param targetEntropy   SAC's target entropy (ignored for TD3)
+     */
+    public record Layout(Kind kind, int batch, int obs, int act, long[] actorSizes, long[] criticSizes,
+        double discount, double tau, double targetEntropy)
+    {
+        /** Copies the arrays. */
+        public Layout
+        {
+            Objects.requireNonNull(kind, "kind");
+            actorSizes = actorSizes.clone();
+            criticSizes = criticSizes.clone();
+        }
+    }
+
+    /**
+     * @param layout          the nets' layout and the update's constants
+     * @param actor           the actor's parameters
+     * @param actorTarget     its target (TD3), or null (SAC)
+     * @param actorOptimizer  Adam over {@code actor}
+     * @param critic          both critics' parameters ({@code q1.*}, {@code q2.*})
+     * @param criticTarget    their targets
+     * @param criticOptimizer Adam over {@code critic}
+     * @param logAlpha        SAC's one-element log temperature (null for TD3)
+     * @param alphaOptimizer  Adam over it when alpha is learned, else null
+     * @throws IllegalArgumentException naming a parameter or size that does not fit the layout
+     */
+    public FusedActorCritic(final Layout layout, final FlatParameters actor, final FlatParameters actorTarget,
+        final FusedAdam actorOptimizer, final FlatParameters critic, final FlatParameters criticTarget,
+        final FusedAdam criticOptimizer, final FlatParameters logAlpha, final FusedAdam alphaOptimizer)
+    {
+        this.kind = layout.kind();
+        this.batch = layout.batch();
+        this.obs = layout.obs();
+        this.act = layout.act();
+        final long[] as = layout.actorSizes();
+        final long[] cs = layout.criticSizes();
+        final boolean sac = Kind.SAC == kind;
+        if (batch < 1 || obs < 1 || act < 1 || as.length < 2 || cs.length < 2 || as[0] != obs
+            || as[as.length - 1] != (sac ? 2L : 1L) * act || cs[0] != obs + act || cs[cs.length - 1] != 1
+            || (sac ? null != actorTarget || null == logAlpha : null == actorTarget))
+        {
+            throw new IllegalArgumentException("FusedActorCritic: expected batch, obs, act >= 1, actor widths from "
+                + "obs to " + (sac ? "2 act" : "act") + ", critic widths from obs + act to 1" + (sac
+                ? ", no actor target and a log alpha" : ", an actor target") + "; got batch " + batch + ", obs " + obs
+                + ", act " + act + ", actor " + java.util.Arrays.toString(as) + ", critic "
+                + java.util.Arrays.toString(cs));
+        }
+        final long[] actorOffsets = offsets(actor, List.of(""), as, "actor");
+        final long[] q1 = offsets(critic, List.of("q1."), cs, "critic");
+        final long[] q2 = offsets(critic, List.of("q2."), cs, "critic");
+        sameLayout(actor, actorTarget, "actor target");
+        sameLayout(critic, criticTarget, "critic target");
+        this.actorOptimizer = optimizerOf(actorOptimizer, actor, "actor");
+        this.criticOptimizer = optimizerOf(criticOptimizer, critic, "critic");
+        this.alphaOptimizer = null == alphaOptimizer ? null : optimizerOf(alphaOptimizer, logAlpha, "log alpha");
+        if (null != logAlpha && 1 != Checks.singleCpuFloatGroup(logAlpha, "FusedActorCritic: log alpha").numel())
+        {
+            throw new IllegalArgumentException("FusedActorCritic: log alpha must have one element, got "
+                + logAlpha.numel());
+        }
+        final Tensor none = null;
+        nets = new Binding(this, "FusedActorCritic", new String[] {"actor", "actor grads", "actor target", "critic",
+            "critic grads", "critic target", "log alpha", "log alpha grads"},
+            actor.group(0).values(), actor.group(0).grads(), null == actorTarget ? none : actorTarget.group(0).values(),
+            critic.group(0).values(), critic.group(0).grads(), criticTarget.group(0).values(),
+            null == logAlpha ? none : logAlpha.group(0).values(), null == logAlpha ? none : logAlpha.group(0).grads());
+        addresses = natives.own(new LongPointer(ADDRESSES));
+        scalars = natives.own(new DoublePointer(SCALARS));
+        stats = natives.own(new DoublePointer(STATS));
+        for (int i = 0; i < ADDRESSES; i++)
+        {
+            addresses.put(i, 0L);
+        }
+        for (int i = 0; i < SCALARS; i++)
+        {
+            scalars.put(i, 0.0);
+        }
+        Checks.nonNegativeFinite("discount", layout.discount());
+        if (!(layout.tau() >= 0 && layout.tau() <= 1) || layout.discount() > 1)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: expected discount and tau in [0, 1], got discount "
+                + layout.discount() + ", tau " + layout.tau());
+        }
+        scalars.put(GAMMA, layout.discount());
+        scalars.put(TAU, layout.tau());
+        scalars.put(TARGET_ENTROPY, layout.targetEntropy());
+        scalars.put(AUTO_ALPHA, null == alphaOptimizer ? 0.0 : 1.0);
+        // FusedAdam's states in its key order: exp_avg, then exp_avg_sq.
+        addresses.put(ACTOR_M, this.actorOptimizer.stateAddress(0, 0));
+        addresses.put(ACTOR_M + 1, this.actorOptimizer.stateAddress(1, 0));
+        addresses.put(CRITIC_M, this.criticOptimizer.stateAddress(0, 0));
+        addresses.put(CRITIC_M + 1, this.criticOptimizer.stateAddress(1, 0));
+        if (null != this.alphaOptimizer)
+        {
+            addresses.put(ALPHA_M, this.alphaOptimizer.stateAddress(0, 0));
+            addresses.put(ALPHA_M + 1, this.alphaOptimizer.stateAddress(1, 0));
+        }
+        final long[] dims = new long[6 + as.length + cs.length];
+        dims[0] = kind.ordinal();
+        dims[1] = batch;
+        dims[2] = obs;
+        dims[3] = act;
+        dims[4] = as.length - 1;
+        dims[5] = cs.length - 1;
+        System.arraycopy(as, 0, dims, 6, as.length);
+        System.arraycopy(cs, 0, dims, 6 + as.length, cs.length);
+        final long[] all = new long[actorOffsets.length + q1.length + q2.length];
+        System.arraycopy(actorOffsets, 0, all, 0, actorOffsets.length);
+        System.arraycopy(q1, 0, all, actorOffsets.length, q1.length);
+        System.arraycopy(q2, 0, all, actorOffsets.length + q1.length, q2.length);
+        try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(all))
+        {
+            handle = NativeKernels.ac_create(Natives.sgemmAddress(), d.address(), o.address());
+        }
+        if (0 == handle)
+        {
+            natives.close();
+            throw new IllegalArgumentException("FusedActorCritic: the native kernel refused the layout (a size "
+                + "outside [1, 2^24] or over 64 layers): actor " + java.util.Arrays.toString(as) + ", critic "
+                + java.util.Arrays.toString(cs) + ", batch " + batch);
+        }
+    }
+
+    /**
+     * The offsets of weight and bias of each layer of the net under {@code prefix}, each parameter's shape checked
+     * against the widths.
+     */
+    private static long[] offsets(final FlatParameters params, final List<String> prefix, final long[] sizes,
+        final String what)
+    {
+        Checks.singleCpuFloatGroup(params, "FusedActorCritic: the " + what);
+        final List<String> names = params.names();
+        final long[] offsets = new long[2 * (sizes.length - 1)];
+        for (int l = 0; l + 1 < sizes.length; l++)
+        {
+            for (int k = 0; k < 2; k++)
+            {
+                final String name = prefix.get(0) + 2 * l + (0 == k ? ".weight" : ".bias");
+                final int index = names.indexOf(name);
+                final long[] expected = 0 == k ? new long[] {sizes[l + 1], sizes[l]} : new long[] {sizes[l + 1]};
+                if (index < 0 || !java.util.Arrays.equals(expected, params.shape(index)))
+                {
+                    throw new IllegalArgumentException("FusedActorCritic: the " + what + " needs " + name + " of shape "
+                        + java.util.Arrays.toString(expected) + ", got " + (index < 0 ? "none (" + names + ")"
+                        : java.util.Arrays.toString(params.shape(index))));
+                }
+                offsets[2 * l + k] = params.offset(index);
+            }
+        }
+        return offsets;
+    }
+
+    private static void sameLayout(final FlatParameters online, final FlatParameters target, final String what)
+    {
+        if (null == target)
+        {
+            return;
+        }
+        Checks.singleCpuFloatGroup(target, "FusedActorCritic: the " + what);
+        boolean same = online.names().equals(target.names()) && online.numel() == target.numel();
+        for (int i = 0; same && i < online.size(); i++)
+        {
+            same = online.offset(i) == target.offset(i);
+        }
+        if (!same)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: the " + what + " must have the online net's names "
+                + "and layout, got " + target.names());
+        }
+    }
+
+    private static FusedAdam optimizerOf(final FusedAdam optimizer, final FlatParameters params, final String what)
+    {
+        Objects.requireNonNull(optimizer, what + " optimizer");
+        if (optimizer.parameters() != params || optimizer.config().amsgrad() || optimizer.maxGradNorm() > 0)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: the " + what + " optimizer must be plain Adam (no "
+                + "AMSGrad, no clipping) over the " + what + "'s parameters");
+        }
+        return optimizer;
+    }
+
+    /**
+     * Checks and holds a batch's tensors.
+     *
+     * @param obsT     {@code [B, obs]}
+     * @param action   {@code [B, act]}
+     * @param reward   {@code [B]}
+     * @param nextObs  {@code [B, obs]}
+     * @param notDone  {@code [B]}
+     * @param noise    {@code [B, act]}: TD3's clipped smoothing noise, or SAC's N(0, 1) draws for the next state
+     * @param noise2   {@code [B, act]}: SAC's N(0, 1) draws for the current state (null for TD3)
+     * @return the binding to pass to {@link #update}
+     * @throws IllegalArgumentException naming a tensor that is not contiguous float32 on the CPU of that shape
+     */
+    public Batch bind(final Tensor obsT, final Tensor action, final Tensor reward, final Tensor nextObs,
+        final Tensor notDone, final Tensor noise, final Tensor noise2)
+    {
+        check(obsT, "obs", obs);
+        check(action, "action", act);
+        check(reward, "reward", 0);
+        check(nextObs, "next_obs", obs);
+        check(notDone, "not_done", 0);
+        check(noise, "noise", act);
+        if (Kind.SAC == kind)
+        {
+            check(noise2, "noise2", act);
+        }
+        else if (null != noise2)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: TD3 takes one noise tensor, got noise2 too");
+        }
+        return new Batch(this, obsT, action, reward, nextObs, notDone, noise, noise2);
+    }
+
+    private void check(final Tensor t, final String name, final long width)
+    {
+        if (null == t || t.isNull() || t.is_cuda() || !t.is_contiguous() || !Checks.isFloat32(t)
+            || (0 == width ? 1 != t.dim() : 2 != t.dim() || t.size(1) != width) || t.size(0) != batch)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: " + name + " must be a contiguous CPU float32 "
+                + "tensor of [" + batch + (0 == width ? "" : ", " + width) + "], got " + (null == t || t.isNull()
+                ? "none" : Checks.describe(t)));
+        }
+    }
+
+    /**
+     * Runs one update.
+     *
+     * @param b         a batch bound by this update
+     * @param actorTurn TD3: whether this update steps the actor and the targets (SAC: always)
+     */
+    public void update(final Batch b, final boolean actorTurn)
+    {
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedActorCritic is closed");
+        }
+        b.tensors.check(this);
+        nets.check(this);
+        final boolean actorSteps = Kind.SAC == kind || actorTurn;
+        for (int i = 0; i < 6; i++)
+        {
+            addresses.put(i, nets.address(i));
+        }
+        addresses.put(ALPHA, nets.address(6));
+        addresses.put(ALPHA_GRAD, nets.address(7));
+        for (int i = 0; i < BATCH_NAMES.length; i++)
+        {
+            addresses.put(BATCH + i, b.tensors.address(i));
+        }
+        adam(ADAM_CRITIC, criticOptimizer);
+        if (actorSteps)
+        {
+            adam(ADAM_ACTOR, actorOptimizer);
+        }
+        if (null != alphaOptimizer)
+        {
+            adam(ADAM_ALPHA, alphaOptimizer);
+        }
+        scalars.put(ACTOR_TURN, actorSteps ? 1.0 : 0.0);
+        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address());
+    }
+
+    private void adam(final int at, final FusedAdam optimizer)
+    {
+        final AdamConfig c = optimizer.config();
+        scalars.put(at, c.lr());
+        scalars.put(at + 1, c.beta1());
+        scalars.put(at + 2, c.beta2());
+        scalars.put(at + 3, c.eps());
+        scalars.put(at + 4, c.weightDecay());
+        scalars.put(at + 5, c.decoupled() ? 1.0 : 0.0);
+        scalars.put(at + STEP_FIELD, optimizer.countNativeStep("FusedActorCritic"));
+    }
+
+    /** @return the last update's twin critic loss (sum of the two MSEs) */
+    public double criticLoss()
+    {
+        return stats.get(0);
+    }
+
+    /** @return the last update's mean Q1 on the batch */
+    public double qMean()
+    {
+        return stats.get(1);
+    }
+
+    /** @return the last update's mean target value (min target Q, less SAC's entropy term) */
+    public double targetQMean()
+    {
+        return stats.get(2);
+    }
+
+    /** @return the last actor (policy) loss computed */
+    public double actorLoss()
+    {
+        return stats.get(3);
+    }
+
+    /** @return SAC's last temperature loss (0 when alpha is fixed) */
+    public double alphaLoss()
+    {
+        return stats.get(4);
+    }
+
+    /** @return the temperature SAC's last update used */
+    public double alpha()
+    {
+        return stats.get(5);
+    }
+
+    /** @return SAC's last mean log-probability of the sampled actions */
+    public double logProbMean()
+    {
+        return stats.get(6);
+    }
+
+    /** Frees the native workspace and the argument buffers. */
+    @Override
+    public void close()
+    {
+        if (0 != handle)
+        {
+            NativeKernels.ac_free(handle);
+            handle = 0;
+        }
+        natives.close();
+    }
+}

@@ -1,0 +1,130 @@
+package org.ding4j.example.ac;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.policy.LogSink;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * A TD3 or SAC policy saved to a real checkpoint file and loaded into a policy built from another seed continues
+ * exactly as the straight run (nets, targets, optimizers, the noise stream and TD3's delay counter); bad batches and
+ * environment values are refused by name.
+ */
+class ActorCriticStateTest
+{
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void threads()
+    {
+        Threads.configure();
+    }
+
+    @ParameterizedTest(name = "{0} fused {1}")
+    @CsvSource({"td3, true", "td3, false", "sac, true", "sac, false"})
+    void resumeFromAFileEqualsTheStraightRun(final String kind, final boolean fused) throws Exception
+    {
+        final long[] h = {32, 32};
+        try (ActorCritic straight = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+            ActorCritic first = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+            ActorCritic resumed = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 99);
+            ControlBatch batch = new ControlBatch(32, 3, 2))
+        {
+            straight.fusedUpdate(fused);
+            first.fusedUpdate(fused);
+            resumed.fusedUpdate(fused);
+            final SplittableRandom a = new SplittableRandom(8);
+            final SplittableRandom b = new SplittableRandom(8);
+            // An odd count, so that TD3's next update is an actor turn only if the counter came back.
+            for (int u = 0; u < 31; u++)
+            {
+                FusedActorCriticTest.fill(batch, a);
+                straight.forward(batch, LogSink.discard());
+                FusedActorCriticTest.fill(batch, b);
+                first.forward(batch, LogSink.discard());
+            }
+            final Path file = dir.resolve("ckpt.pth.tar");
+            new TorchCheckpointIO().write(file, first.stateDict());
+            resumed.loadStateDict(new TorchCheckpointIO().read(file));
+            for (int u = 0; u < 30; u++)
+            {
+                FusedActorCriticTest.fill(batch, a);
+                straight.forward(batch, LogSink.discard());
+                FusedActorCriticTest.fill(batch, b);
+                resumed.forward(batch, LogSink.discard());
+            }
+            assertTrue(straight.actorParameters().group(0).values().equal(resumed.actorParameters().group(0).values()),
+                "actor bit-identical");
+            assertTrue(straight.criticParameters().group(0).values().equal(
+                resumed.criticParameters().group(0).values()), "critic bit-identical");
+            assertTrue(straight.criticTargetParameters().group(0).values().equal(
+                resumed.criticTargetParameters().group(0).values()), "critic target bit-identical");
+            assertEquals(straight.stateDict().get("noise_random"), resumed.stateDict().get("noise_random"));
+            assertEquals(61L, resumed.updates());
+        }
+    }
+
+    @Test
+    void refusesAMissingOptimizerAndAMismatchedBatch()
+    {
+        final long[] h = {16};
+        try (ActorCritic policy = FusedActorCriticTest.policy("sac", h, h, true, 8, 1, 1);
+            ControlBatch wrongAction = new ControlBatch(8, 3, 1))
+        {
+            final Map<String, Object> state = policy.stateDict();
+            state.remove("optimizer_policy");
+            final IllegalArgumentException missing = assertThrows(IllegalArgumentException.class,
+                () -> policy.loadStateDict(state));
+            assertTrue(missing.getMessage().contains("optimizer_policy"), missing.getMessage());
+            final IllegalArgumentException shape = assertThrows(IllegalArgumentException.class,
+                () -> policy.forward(wrongAction, LogSink.discard()));
+            assertTrue(shape.getMessage().contains("action width 2") && shape.getMessage().contains("action width 1"),
+                shape.getMessage());
+        }
+    }
+
+    @Test
+    void refusesNonFiniteEnvironmentValuesBeforeStoringThem()
+    {
+        final TransitionBuffer buffer = new TransitionBuffer(4, 3, 1, 0);
+        final float[] obs = {0, 1, 0};
+        final float[] action = {0.5f};
+        final IllegalArgumentException reward = assertThrows(IllegalArgumentException.class,
+            () -> buffer.push(obs, 0, action, 0, Double.NaN, obs, 0, false));
+        assertTrue(reward.getMessage().startsWith("reward:"), reward.getMessage());
+        final float[] bad = {0, Float.POSITIVE_INFINITY, 0};
+        final IllegalArgumentException observation = assertThrows(IllegalArgumentException.class,
+            () -> buffer.push(obs, 0, action, 0, -1.0, bad, 0, false));
+        assertTrue(observation.getMessage().startsWith("next observation:")
+            && observation.getMessage().contains("Infinity"), observation.getMessage());
+        assertEquals(0, buffer.size(), "nothing stored");
+    }
+
+    @Test
+    void refusesBadSettingsByKey()
+    {
+        final IllegalArgumentException tau = assertThrows(IllegalArgumentException.class,
+            () -> new ActorCritic.Nets(3, 1, new long[] {8}, new long[] {8}, 4, 0.99, -0.5, 1e-3, 1e-3));
+        assertTrue(tau.getMessage().contains("learn.target_theta") && tau.getMessage().contains("-0.5"),
+            tau.getMessage());
+        final ActorCritic.Nets nets = new ActorCritic.Nets(3, 1, new long[] {8}, new long[] {8}, 4, 0.99, 0.5, 1e-3,
+            1e-3);
+        final IllegalArgumentException clip = assertThrows(IllegalArgumentException.class,
+            () -> new Td3Policy.Settings(nets, 2, 0.2, -0.1, 0.1));
+        assertTrue(clip.getMessage().contains("learn.noise_range.max") && clip.getMessage().contains("-0.1"),
+            clip.getMessage());
+    }
+}
