@@ -210,6 +210,10 @@ final class TrainCommand implements Callable<Integer>
             : summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue(), summary.wallS(), summary.updatesPerS(),
             summary.paths().get("best_checkpoint"), Path.of(cfg.getString("exp_name"), "summary.json"));
+        if (!summary.interrupted() && ClassDataArchive.markComplete())
+        {
+            out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
+        }
         out.flush();
         return 0;
     }

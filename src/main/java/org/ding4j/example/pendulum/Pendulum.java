@@ -74,6 +74,33 @@ public final class Pendulum
         steps[i] = 0;
     }
 
+    /** @return the start-state stream of each env (its state, to save) */
+    public long[] randomStates()
+    {
+        final long[] states = new long[n];
+        for (int i = 0; i < n; i++)
+        {
+            states[i] = random[i].state();
+        }
+        return states;
+    }
+
+    /**
+     * @param states states from {@link #randomStates()}: each env's next reset continues its stream
+     * @throws IllegalArgumentException if the count is not this vector's
+     */
+    public void restoreRandomStates(final long[] states)
+    {
+        if (states.length != n)
+        {
+            throw new IllegalArgumentException("Pendulum: expected " + n + " random states, got " + states.length);
+        }
+        for (int i = 0; i < n; i++)
+        {
+            random[i].state(states[i]);
+        }
+    }
+
     /**
      * Sets environment {@code i}'s state directly (tests, hand-computed trajectories).
      *

@@ -1,43 +1,39 @@
 package org.ding4j.example.pendulum;
 
+import java.util.List;
+
 import org.ding4j.example.ac.ContinuousActor;
 
 /**
- * DI-engine's evaluator on Pendulum: {@code n_evaluator_episode} whole episodes with the deterministic action,
- * the mean undiscounted return. Every evaluation replays the same starting states (drawn once from its seed), so
- * that two evaluations differ only by the policy.
+ * DI-engine's evaluator on Pendulum: {@code n_evaluator_episode} whole episodes with the deterministic action, run
+ * side by side, the mean undiscounted return. As DI-engine's evaluator envs do, each evaluation starts its episodes
+ * from fresh random states, drawn from the evaluator's own streams (seeded apart from the collector's and saved in
+ * checkpoints): a fixed set of starts could hold a good policy just short of the stop value for ever.
  */
 final class PendulumEvaluator
 {
+    private final Pendulum envs;
     private final int episodes;
     private final int maxSteps;
-    private final double[] startTheta;
-    private final double[] startThetaDot;
+    private final float[] obs;
+    private final float[] actions;
 
     PendulumEvaluator(final int episodes, final int maxSteps, final long seed)
     {
         this.episodes = episodes;
         this.maxSteps = maxSteps;
-        final Pendulum starts = new Pendulum(episodes, maxSteps, seed);
-        startTheta = new double[episodes];
-        startThetaDot = new double[episodes];
-        for (int i = 0; i < episodes; i++)
-        {
-            startTheta[i] = starts.theta(i);
-            startThetaDot[i] = starts.thetaDot(i);
-        }
+        envs = new Pendulum(episodes, maxSteps, seed);
+        obs = new float[episodes * Pendulum.OBS];
+        actions = new float[episodes * Pendulum.ACTION];
     }
 
-    /** @return the mean return over the episodes, all run side by side */
+    /** @return the mean return over the episodes */
     double evaluate(final ContinuousActor actor)
     {
-        final Pendulum envs = new Pendulum(episodes, maxSteps, 0);
-        final float[] obs = new float[episodes * Pendulum.OBS];
-        final float[] actions = new float[episodes * Pendulum.ACTION];
         double total = 0;
         for (int i = 0; i < episodes; i++)
         {
-            envs.set(i, startTheta[i], startThetaDot[i]);
+            envs.reset(i);
         }
         for (int t = 0; t < maxSteps; t++)
         {
@@ -52,5 +48,23 @@ final class PendulumEvaluator
             }
         }
         return total / episodes;
+    }
+
+    /** @return the start streams' states */
+    List<Long> randomState()
+    {
+        return java.util.Arrays.stream(envs.randomStates()).boxed().toList();
+    }
+
+    /** @param state states from {@link #randomState()} */
+    void restoreRandomState(final Object state)
+    {
+        if (!(state instanceof List<?> list) || list.size() != episodes
+            || !list.stream().allMatch(Long.class::isInstance))
+        {
+            throw new IllegalArgumentException("random state: expected eval, a list of " + episodes + " integers, got "
+                + state);
+        }
+        envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
     }
 }

@@ -259,7 +259,7 @@ public final class PendulumPipeline
                 seed + 1);
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
             learner.checkpoints().register("pipeline", loop::state, loop::restore);
-            learner.checkpoints().register("random", collector::randomState, collector::restoreRandomState);
+            learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
             final RunOutcome outcome = learner.run(loop);
             learner.collectorEnvstep(collector.envsteps());
             final double wallS = loop.elapsedS();
@@ -416,6 +416,20 @@ public final class PendulumPipeline
             state.put("best_eval_return", best);
             state.put("last_eval_iter", lastEvalIter);
             return state;
+        }
+
+        /** The collector's exploration and replay streams and the evaluator's start streams. */
+        Map<String, Object> randomState()
+        {
+            final Map<String, Object> state = collector.randomState();
+            state.put("eval", evaluator.randomState());
+            return state;
+        }
+
+        void restoreRandomState(final Map<?, ?> state)
+        {
+            collector.restoreRandomState(state);
+            evaluator.restoreRandomState(state.get("eval"));
         }
 
         void restore(final Map<?, ?> state)

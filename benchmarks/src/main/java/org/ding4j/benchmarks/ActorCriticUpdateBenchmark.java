@@ -1,0 +1,216 @@
+package org.ding4j.benchmarks;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.openblas.global.openblas_nolapack;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.example.ac.ActorCritic;
+import org.ding4j.example.ac.ControlBatch;
+import org.ding4j.example.ac.SacPolicy;
+import org.ding4j.example.ac.Td3Policy;
+import org.ding4j.policy.LogSink;
+import org.ding4j.torch.Threads;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+/**
+ * One TD3 or SAC update on DI-engine's Pendulum nets (TD3: 64-wide actor and critics, SAC: 128-wide), batch 128, one
+ * libtorch and one OpenBLAS thread: {@code fused} (one native call: {@code FusedActorCritic}), {@code libtorch}
+ * (autograd, operator by operator) and {@code gemm}, the update's {@code cblas_sgemm} calls alone at the same shapes
+ * (TD3: 25 per update plus 14 every second one, as its actor is delayed; SAC: 45), the floor for this BLAS on one
+ * core.
+ */
+@State(Scope.Thread)
+@BenchmarkMode(Mode.SampleTime)
+@OutputTimeUnit(TimeUnit.MICROSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsPrepend = {"--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED",
+    "-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-Xms512m", "-Xmx512m"})
+public class ActorCriticUpdateBenchmark
+{
+    @Param({"td3", "sac"})
+    public String algorithm;
+
+    @Param({"fused", "libtorch", "gemm"})
+    public String update;
+
+    private static final int B = 128;
+    private static final int OBS = 3;
+    private static final int ACT = 1;
+    private static final int ROW_MAJOR = 101;
+    private static final int NO_TRANS = 111;
+    private static final int TRANS = 112;
+
+    private final LogSink sink = LogSink.discard();
+    private ActorCritic policy;
+    private ControlBatch batch;
+    /** Each GEMM as {transA, transB, M, N, K}; TD3's second list runs every other update. */
+    private int[][] every;
+    private int[][] alternate;
+    private long calls;
+    private FloatPointer x;
+    private FloatPointer w;
+    private FloatPointer y;
+
+    @Setup(Level.Trial)
+    public void setUp()
+    {
+        Threads.configure(1, 1, 1);
+        final boolean td3 = "td3".equals(algorithm);
+        final int h = td3 ? 64 : 128;
+        if ("gemm".equals(update))
+        {
+            gemmPlan(td3, h);
+            final SplittableRandom random = new SplittableRandom(2);
+            x = new FloatPointer(B * h);
+            w = new FloatPointer(h * h);
+            y = new FloatPointer(B * h);
+            for (final FloatPointer p : new FloatPointer[] {x, w, y})
+            {
+                for (long i = 0; i < p.capacity(); i++)
+                {
+                    p.put(i, (float)random.nextGaussian());
+                }
+            }
+            return;
+        }
+        torch.manual_seed(0);
+        final ActorCritic.Nets nets = new ActorCritic.Nets(OBS, ACT, new long[] {h, h}, new long[] {h, h}, B, 0.99,
+            0.005, 1e-3, 1e-3);
+        policy = td3 ? new Td3Policy(new Td3Policy.Settings(nets, 2, 0.1, 0.5, 0.1), 1)
+            : new SacPolicy(new SacPolicy.Settings(nets, true, 0.2, 3e-4), 1);
+        policy.fusedUpdate("fused".equals(update));
+        policy.registerLogVars(sink);
+        batch = new ControlBatch(B, OBS, ACT);
+        final SplittableRandom random = new SplittableRandom(1);
+        for (int i = 0; i < batch.obs.length; i++)
+        {
+            batch.obs[i] = (float)random.nextDouble(-1, 1);
+            batch.nextObs[i] = (float)random.nextDouble(-1, 1);
+        }
+        for (int i = 0; i < B; i++)
+        {
+            batch.action[i] = (float)random.nextDouble(-1, 1);
+            batch.reward[i] = (float)random.nextDouble(-16, 0);
+            batch.notDone[i] = 1f;
+        }
+    }
+
+    /** The GEMMs of one update, layer by layer, as native/ding4j_ac.h runs them. */
+    private void gemmPlan(final boolean td3, final int h)
+    {
+        final int[][] actor = {{OBS, h}, {h, h}, {h, (td3 ? 1 : 2) * ACT}};
+        final int[][] critic = {{OBS + ACT, h}, {h, h}, {h, 1}};
+        final List<int[]> critics = new ArrayList<>();
+        forward(critics, actor);
+        forward(critics, critic);
+        forward(critics, critic);
+        for (int k = 0; k < 2; k++)
+        {
+            forward(critics, critic);
+            backward(critics, critic, true, false);
+        }
+        final List<int[]> actorPart = new ArrayList<>();
+        forward(actorPart, actor);
+        for (int k = 0; k < (td3 ? 1 : 2); k++)
+        {
+            forward(actorPart, critic);
+            backward(actorPart, critic, false, true);
+        }
+        backward(actorPart, actor, true, false);
+        if (td3)
+        {
+            every = critics.toArray(new int[0][]);
+            alternate = actorPart.toArray(new int[0][]);
+        }
+        else
+        {
+            critics.addAll(actorPart);
+            every = critics.toArray(new int[0][]);
+            alternate = new int[0][];
+        }
+    }
+
+    private static void forward(final List<int[]> plan, final int[][] layers)
+    {
+        for (final int[] l : layers)
+        {
+            plan.add(new int[] {NO_TRANS, TRANS, B, l[1], l[0]});
+        }
+    }
+
+    /** Weight gradients (when asked) and the input gradient of every layer but the first (or of it too). */
+    private static void backward(final List<int[]> plan, final int[][] layers, final boolean weights,
+        final boolean inputToo)
+    {
+        for (int i = layers.length - 1; i >= 0; i--)
+        {
+            final int[] l = layers[i];
+            if (weights)
+            {
+                plan.add(new int[] {TRANS, NO_TRANS, l[1], l[0], B});
+            }
+            if (0 != i || inputToo)
+            {
+                plan.add(new int[] {NO_TRANS, NO_TRANS, B, l[0], l[1]});
+            }
+        }
+    }
+
+    @Benchmark
+    public void update()
+    {
+        if (null == policy)
+        {
+            run(every);
+            if (0 == (calls++ & 1))
+            {
+                run(alternate);
+            }
+            return;
+        }
+        policy.forward(batch, sink);
+    }
+
+    private void run(final int[][] plan)
+    {
+        for (final int[] g : plan)
+        {
+            final int lda = NO_TRANS == g[0] ? g[4] : g[2];
+            final int ldb = NO_TRANS == g[1] ? g[3] : g[4];
+            openblas_nolapack.cblas_sgemm(ROW_MAJOR, g[0], g[1], g[2], g[3], g[4], 1f, x, lda, w, ldb, 0f, y, g[3]);
+        }
+    }
+
+    @TearDown(Level.Trial)
+    public void tearDown()
+    {
+        if (null != policy)
+        {
+            batch.close();
+            policy.close();
+        }
+        else
+        {
+            x.close();
+            w.close();
+            y.close();
+        }
+    }
+}
