@@ -17,6 +17,7 @@ final class PendulumEvaluator
     private final int maxSteps;
     private final float[] obs;
     private final float[] actions;
+    private final double[] returns;
 
     PendulumEvaluator(final int episodes, final int maxSteps, final long seed)
     {
@@ -25,15 +26,16 @@ final class PendulumEvaluator
         envs = new Pendulum(episodes, maxSteps, seed);
         obs = new float[episodes * Pendulum.OBS];
         actions = new float[episodes * Pendulum.ACTION];
+        returns = new double[episodes];
     }
 
     /** @return the mean return over the episodes */
     double evaluate(final ContinuousActor actor)
     {
-        double total = 0;
         for (int i = 0; i < episodes; i++)
         {
             envs.reset(i);
+            returns[i] = 0;
         }
         for (int t = 0; t < maxSteps; t++)
         {
@@ -44,10 +46,16 @@ final class PendulumEvaluator
             actor.act(obs, episodes, actions, null);
             for (int i = 0; i < episodes; i++)
             {
-                total += envs.step(i, Pendulum.MAX_TORQUE * actions[i * Pendulum.ACTION]);
+                returns[i] += envs.step(i, Pendulum.MAX_TORQUE * actions[i * Pendulum.ACTION]);
             }
         }
-        return total / episodes;
+        return java.util.Arrays.stream(returns).sum() / episodes;
+    }
+
+    /** @return each episode's return in the last evaluation (a copy) */
+    double[] returns()
+    {
+        return returns.clone();
     }
 
     /** @return the start streams' states */

@@ -231,6 +231,31 @@ public final class PendulumPipeline
     }
 
     /**
+     * Evaluates a checkpoint's policy ({@code ding4j eval}): the deterministic action on fresh random starts.
+     *
+     * @param state    a checkpoint of this config's policy (its nets; the optimizers may be missing)
+     * @param episodes episodes, run side by side
+     * @param seed     the start states' seed
+     * @return {@code {mean, min, max}} return
+     * @throws IllegalArgumentException if the checkpoint does not match the config's nets (named tensor)
+     */
+    public double[] evaluate(final Map<String, Object> state, final int episodes, final long seed)
+    {
+        torch.manual_seed(seed);
+        try (ActorCritic policy = newPolicy())
+        {
+            policy.allowFreshOptimizer(true);
+            policy.loadStateDict(state);
+            final PendulumEvaluator evaluator = new PendulumEvaluator(episodes, cfg.getInt("env.max_episode_steps"),
+                seed);
+            final double mean = evaluator.evaluate(policy);
+            final double[] returns = evaluator.returns();
+            return new double[] {mean, java.util.Arrays.stream(returns).min().orElseThrow(),
+                java.util.Arrays.stream(returns).max().orElseThrow()};
+        }
+    }
+
+    /**
      * Runs the job in {@code exp_name}.
      *
      * @param progress told after each evaluation

@@ -60,6 +60,9 @@ class PendulumPipelineTest
             assertTrue(best.containsKey(key), key + " in " + best.keySet());
         }
         assertTrue(best.containsKey("pipeline") && best.containsKey("random"), best.keySet().toString());
+        // `ding4j eval`'s path: the best net on 20 fresh starts, far above an untrained one's ~-1200.
+        final double[] eval = pipeline.evaluate(best, 20, 12345);
+        assertTrue(eval[0] > -500 && eval[1] <= eval[0] && eval[0] <= eval[2], java.util.Arrays.toString(eval));
     }
 
     @ParameterizedTest
