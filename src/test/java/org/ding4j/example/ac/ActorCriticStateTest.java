@@ -97,6 +97,27 @@ class ActorCriticStateTest
     }
 
     @Test
+    void theFusedUpdateRefusesTensorsOfAnotherShapeBeforeTheNativeCall()
+    {
+        final long[] h = {16};
+        try (ActorCritic policy = FusedActorCriticTest.policy("td3", h, h, true, 8, 1, 1);
+            ControlBatch batch = new ControlBatch(8, 3, 2);
+            ControlBatch wide = new ControlBatch(8, 4, 2))
+        {
+            policy.fusedUpdate(true);
+            final IllegalArgumentException obs = assertThrows(IllegalArgumentException.class,
+                () -> policy.fused.bind(wide.obsTensor(), batch.actionTensor(), batch.rewardTensor(),
+                    batch.nextObsTensor(), batch.notDoneTensor(), batch.actionTensor(), null));
+            assertTrue(obs.getMessage().contains("obs must be") && obs.getMessage().contains("[8, 3]"),
+                obs.getMessage());
+            final IllegalArgumentException noise = assertThrows(IllegalArgumentException.class,
+                () -> policy.fused.bind(batch.obsTensor(), batch.actionTensor(), batch.rewardTensor(),
+                    batch.nextObsTensor(), batch.notDoneTensor(), batch.rewardTensor(), null));
+            assertTrue(noise.getMessage().contains("noise must be"), noise.getMessage());
+        }
+    }
+
+    @Test
     void refusesNonFiniteEnvironmentValuesBeforeStoringThem()
     {
         final TransitionBuffer buffer = new TransitionBuffer(4, 3, 1, 0);
