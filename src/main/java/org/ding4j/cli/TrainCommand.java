@@ -87,15 +87,9 @@ final class TrainCommand implements Callable<Integer>
         final double jvmStartS = uptimeS();
         // First of all: from here on SIGINT/SIGTERM only ask the run to stop, during start-up and the summary too.
         StopSignals.installForProcess();
-        // The native libraries load (about a second) while the config is read and checked on this thread.
-        final double[] nativeLoadS = new double[1];
-        final Thread nativeLoad = new Thread(() -> {
-            final long start = System.nanoTime();
-            Natives.load();
-            nativeLoadS[0] = (System.nanoTime() - start) / 1e9;
-        }, "ding4j-native-load");
-        nativeLoad.setDaemon(true);
-        nativeLoad.start();
+        // The native libraries load while the config is read and checked on this thread (Main started the load
+        // already; a command line run some other way starts it here).
+        Natives.loadInBackground();
         spec.commandLine().getOut().println("ding4j train: starting");
         spec.commandLine().getOut().flush();
         final double firstLineS = uptimeS();
@@ -113,14 +107,14 @@ final class TrainCommand implements Callable<Integer>
         }
         if (null != PendulumPipeline.algorithmOf(user))
         {
-            return trainControl(new PendulumPipeline(user), nativeLoad);
+            return trainControl(new PendulumPipeline(user));
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
         pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();
-        nativeLoad.join();
+        Natives.load();
         final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
@@ -139,7 +133,7 @@ final class TrainCommand implements Callable<Integer>
         startup.put("jvm_start_s", jvmStartS);
         startup.put("first_line_s", firstLineS);
         startup.put("config_s", configS);
-        startup.put("native_load_s", nativeLoadS[0]);
+        startup.put("native_load_s", Natives.loadSeconds());
         startup.put("native_wait_s", nativeWaitS);
         startup.put("class_data_archive", ClassDataArchive.status());
         final DqnPipeline.Summary summary = pipeline.run(p -> {
@@ -169,7 +163,7 @@ final class TrainCommand implements Callable<Integer>
             summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue());
         out.printf("time: JVM start %.2f s, config %.2f s, native load %.2f s (%.2f s waited), warm-up %.2f s, setup "
-            + "%.2f s, training %.2f s (%.0f updates/s); CLI total %.2f s%n", jvmStartS, configS, nativeLoadS[0],
+            + "%.2f s, training %.2f s (%.0f updates/s); CLI total %.2f s%n", jvmStartS, configS, Natives.loadSeconds(),
             nativeWaitS, summary.warmupS(), summary.setupS(), summary.wallS(), summary.updatesPerS(),
             (System.nanoTime() - mainStart) / 1e9);
         if (!reports)
@@ -189,9 +183,9 @@ final class TrainCommand implements Callable<Integer>
     }
 
     /** TD3 or SAC on Pendulum ({@code policy.type}): one line per evaluation, then the outcome. */
-    private int trainControl(final PendulumPipeline control, final Thread nativeLoad) throws Exception
+    private int trainControl(final PendulumPipeline control) throws Exception
     {
-        nativeLoad.join();
+        Natives.load();
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();

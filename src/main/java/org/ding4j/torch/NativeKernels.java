@@ -59,6 +59,8 @@ final class NativeKernels
 
     static native long malloc_in_use_bytes();
 
+    static native int exit_without_later_destructors();
+
     static native double sum_squares(long gradAddress, long n);
 
     static native void adam_step(

@@ -25,11 +25,27 @@ import org.ding4j.jfr.NativeLoadEvent;
  * {@link Threads#configure()}, the kernels and the command line call this before anything else; an application that
  * builds libtorch objects itself should call {@code Threads.configure()} (or this) first. Thread-safe; later calls
  * return at once. Each library's load is one JFR {@link NativeLoadEvent} when recorded.
+ * <p>
+ * OpenBLAS: JavaCPP maps two byte-identical files, {@code libopenblas_nolapack.so.0} and (for libtorch's
+ * {@code openblas} class) {@code libopenblas.so.0}, but both carry the soname {@code libopenblas.so.0}, so the
+ * first one loaded serves libtorch, the fused kernels' {@code cblas_sgemm} and {@link Threads}' thread count alike;
+ * the second is mapped and never called (about 5 ms of loading).
+ * <p>
+ * CUDA: with the CPU presets on the class path (no {@code -gpu} libtorch), the JavaCPP platform extension is set
+ * empty, unless the user set {@value #EXTENSION_PROPERTY}: otherwise JavaCPP tries the presets' CUDA libraries one by one (about 25, and loads a system CUDA runtime it finds) that a CPU
+ * libtorch never uses, 0.1-0.15 s of every start here. {@link #loadInBackground()} starts the load on a thread of
+ * its own, so that a program can do its own start-up meanwhile.
  */
 public final class Natives
 {
     /** The lock file's name in JavaCPP's cache folder. */
     public static final String LOCK_FILE = ".ding4j-load.lock";
+    /** JavaCPP's system property for the platform extension ({@code -gpu} selects the CUDA builds). */
+    public static final String EXTENSION_PROPERTY = "org.bytedeco.javacpp.platform.extension";
+
+    private static volatile double loadSeconds = Double.NaN;
+    private static final Object BACKGROUND_LOCK = new Object();
+    private static Thread background;
 
     private static volatile boolean loaded;
     /** True while this class's monitor holder loads: a re-entry (a class initialiser loading on) returns at once. */
@@ -57,6 +73,8 @@ public final class Natives
                 return;
             }
             loading = true;
+            final long start = System.nanoTime();
+            skipCudaProbesOnCpuBuild();
             final Path lockFile = cacheDir().resolve(LOCK_FILE);
             try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock lock = channel.lock())
@@ -73,7 +91,81 @@ public final class Natives
             {
                 loading = false;
             }
+            loadSeconds = (System.nanoTime() - start) / 1e9;
             loaded = true;
+        }
+    }
+
+    /**
+     * Starts {@link #load()} on a daemon thread ({@code ding4j-native-load}), once; a later {@link #load()} on any
+     * thread waits for it (and, should it have failed, loads again and throws that thread's error). The command
+     * line calls this before it parses its arguments: libtorch's loading then overlaps the rest of the start-up.
+     */
+    public static void loadInBackground()
+    {
+        // Its own lock: the class monitor is held for the whole load, and a second caller must not wait for it here.
+        synchronized (BACKGROUND_LOCK)
+        {
+            if (loaded || null != background)
+            {
+                return;
+            }
+            background = new Thread(Natives::load, "ding4j-native-load");
+            background.setDaemon(true);
+            // A failure is not printed here: the next load() repeats it and throws it on the thread that needs it.
+            background.setUncaughtExceptionHandler((thread, ex) -> { });
+            background.start();
+        }
+    }
+
+    /**
+     * For a process about to end: its exit then skips the exit handlers and C++ static destructors of the native
+     * libraries loaded so far (libtorch deregisters each of its operators there, about 75 ms of every exit here).
+     * The JVM still runs Java's shutdown hooks, writes a JFR recording and a class-data archive first, as it does
+     * all that before the C library's exit; C stdio buffers are flushed. Call it last, once what the program opened
+     * is closed: the command line does, just before {@code System.exit}. An embedding service has no reason to.
+     *
+     * @return true if in force; false if the native libraries are not loaded (nothing to skip) or ding4j's own
+     *         library or the C library cannot do it
+     */
+    public static boolean skipNativeDestructorsAtExit()
+    {
+        if (!loaded)
+        {
+            return false;
+        }
+        try
+        {
+            return 0 == NativeKernels.exit_without_later_destructors();
+        }
+        catch (final UnsatisfiedLinkError ex)
+        {
+            return false;
+        }
+    }
+
+    /** @return seconds the one load took (on whichever thread ran it), NaN before it finished */
+    public static double loadSeconds()
+    {
+        return loadSeconds;
+    }
+
+    /**
+     * A CPU build (no {@code -gpu} libtorch on the class path) has no use for JavaCPP's CUDA preloads: an empty
+     * platform extension keeps its {@code -gpu} platform properties out. Only before JavaCPP has read its properties
+     * (they are cached): a program that touched JavaCPP first still loads, just without this saving.
+     */
+    private static void skipCudaProbesOnCpuBuild()
+    {
+        if (null != System.getProperty(EXTENSION_PROPERTY))
+        {
+            return;
+        }
+        final String gpuLibtorch = "/org/bytedeco/pytorch/" + Loader.getPlatform() + "-gpu/"
+            + System.mapLibraryName("jnitorch");
+        if (null == Natives.class.getResource(gpuLibtorch))
+        {
+            System.setProperty(EXTENSION_PROPERTY, "");
         }
     }
 

@@ -49,4 +49,24 @@ class NativeLoadingTest
             assertTrue(Files.exists(cache.resolve(Natives.LOCK_FILE)), "the lock lives in the cache folder");
         }
     }
+
+    /**
+     * The start-up and exit the command line uses: no CUDA runtime in a CPU build, and an exit that skips libtorch's static destructors but keeps the exit code, Java's shutdown hooks and
+     * everything printed.
+     */
+    @Test
+    void shouldLoadNoCudaInACpuBuildAndExitWithTheCodeAndHooksWithoutNativeDestructors() throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
+        command.add("exit");
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(120, TimeUnit.SECONDS), output);
+        assertEquals(3, child.exitValue(), output);
+        for (final String line : List.of("cuda mapped false", "load seconds true",
+            "sum 12.0 in-use true", "skipping destructors true", "shutdown hook ran"))
+        {
+            assertTrue(output.contains(line), "expected '" + line + "' in:\n" + output);
+        }
+    }
 }
