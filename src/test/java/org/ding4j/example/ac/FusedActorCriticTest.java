@@ -28,7 +28,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  * A ReLU net trained by Adam is not a smooth function of its inputs over hundreds of updates: a pre-activation
  * within rounding of zero switches a unit, and Adam turns the changed gradient into a step of the learning rate's
  * size (seen here: an eager run against the same eager run from parameters scaled by 1 + 1e-7 ends 1e-2 apart for
- * some seeds, 1e-6 apart for others). So each case also runs that perturbed eager twin and requires it to stay
+ * some seeds, 1e-6 apart for others; here, of seeds 1-10 the 128-wide SAC nets were well conditioned for 6 with the
+ learned alpha and 8 with a fixed one, the small one for all 10; the 128-wide TD3 nets for 2 of seeds 1-6, 256-wide
+ ones for none of 14). So each case also runs that perturbed eager twin and requires it to stay
  * within 1e-4 of the eager run: the comparison is made where the reference itself is well conditioned, and a
  * seed that is not fails loudly instead of passing or failing by luck.
  */
@@ -48,10 +50,10 @@ class FusedActorCriticTest
         return Stream.of(
             Arguments.of("td3", new long[] {64, 64}, new long[] {64, 64}, true, 1L),
             Arguments.of("td3", new long[] {32}, new long[] {48, 48, 48}, true, 11L),
-            Arguments.of("td3", new long[] {256, 256}, new long[] {256, 256}, true, 3L),
-            Arguments.of("sac", new long[] {128, 128}, new long[] {128, 128}, true, 11L),
-            Arguments.of("sac", new long[] {128, 128}, new long[] {128, 128}, false, 11L),
-            Arguments.of("sac", new long[] {24}, new long[] {40, 40}, true, 11L));
+            Arguments.of("td3", new long[] {128, 128}, new long[] {128, 128}, true, 3L),
+            Arguments.of("sac", new long[] {128, 128}, new long[] {128, 128}, true, 1L),
+            Arguments.of("sac", new long[] {128, 128}, new long[] {128, 128}, false, 3L),
+            Arguments.of("sac", new long[] {24}, new long[] {40, 40}, true, 6L));
     }
 
     /** A policy of the given kind, its nets drawn from {@code seed}. */
