@@ -4,7 +4,10 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Locale;
 import java.util.Objects;
 
@@ -69,10 +72,12 @@ public final class DistGroup implements AutoCloseable
     static final long EXCHANGE_MAX_BYTES = Long.getLong(EXCHANGE_MAX_BYTES_PROPERTY, 256 * 1024);
     /** Beyond this many ranks every rank would send too many copies: the all-reduce then. */
     static final int EXCHANGE_MAX_WORLD = 4;
-    /** {@link Exchange} tags: the log values, the separate stop vote, and the gradient buckets from this on. */
-    static final int LOG_TAG = 1;
-    static final int VOTE_TAG = 2;
-    static final int BUCKET_TAGS = 16;
+    /** Names the switch for {@link #exchange}'s early receives ({@code false}: posted with the sends, to measure). */
+    public static final String POST_AHEAD_PROPERTY = "ding4j.dist.postAhead";
+    /** {@value #POST_AHEAD_PROPERTY}, on by default. */
+    static final boolean POST_AHEAD = !"false".equalsIgnoreCase(System.getProperty(POST_AHEAD_PROPERTY));
+    /** The first {@link Exchange} tag; each exchange has one of its own ({@link #exchange}). */
+    static final int EXCHANGE_TAGS = 16;
     /** NCCL, for CUDA tensors (the {@code gpu} build). */
     public static final String NCCL = "nccl";
 
@@ -89,6 +94,10 @@ public final class DistGroup implements AutoCloseable
     private final AllreduceOptions sum;
     private final TensorVector one = new TensorVector(1);
     private boolean closed;
+    /** The next fresh tag for {@link #exchange}; every rank makes its exchanges in the same order. */
+    private int nextExchangeTag = EXCHANGE_TAGS;
+    /** Buffers of closed exchanges whose posted receives Gloo may still fill: freed after Gloo is shut down. */
+    private final List<NativeOwner> parked = Collections.synchronizedList(new ArrayList<>());
 
     private DistGroup(final DistInfo info, final Duration timeout, final String settings)
     {
@@ -378,19 +387,22 @@ public final class DistGroup implements AutoCloseable
      * Prepares summing one tensor over the ranks by direct exchange instead of Gloo's all-reduce: every rank sends
      * its values to every other and adds what it receives, in rank order, so every rank ends with the same bits.
      * Gloo's ring all-reduce takes about 2.5 round trips for a small message (its protocol's handshakes); the
-     * exchange takes about one, at the cost of sending the whole tensor to each peer, so it is for 2 ranks, or small
-     * tensors and few ranks ({@link #exchanges}). Messages of one tag are matched in the order they were sent, so every rank must
-     * use each tag's exchanges in the same order: the log reducer's several lengths share one tag (a rank logging
-     * other keys then fails on the size, at once), each gradient bucket has its own (several are in flight).
+     * exchange about one, at the cost of sending the whole tensor to each peer, so it is for 2 ranks, or small tensors
+     * and few ranks ({@link #exchanges}). It also keeps the receives of its next two sums posted, under a tag of its
+     * own: a Gloo peer sends a message once the receiver has announced its buffer, a one-way trip away, so announced a
+     * sum ahead, a sum costs one one-way trip plus the transfer instead of two (benchmarks/README.md, "Scaling out";
+     * {@value #POST_AHEAD_PROPERTY}{@code =false} posts them with the sends, to measure). For a tensor of one length
+     * summed over and over: the gradient buckets, the log values, the separate vote. Every rank must make its
+     * exchanges in the same order (the tags are counted) and use each in the same order. Closed while a receive is
+     * posted, its buffers stay with the group until the group closes, so a late message never lands in freed memory.
      *
      * @param tensor contiguous CPU tensor, kept by the caller while the exchange is used
-     * @param tag    its message tag: {@link #LOG_TAG}, {@link #VOTE_TAG}, or {@link #BUCKET_TAGS} plus the bucket
      * @return the exchange; close it before the group
      */
-    Exchange exchange(final Tensor tensor, final int tag)
+    Exchange exchange(final Tensor tensor)
     {
         checkOpen("exchange");
-        return new Exchange(tensor, tag);
+        return new Exchange(tensor, nextExchangeTag++, POST_AHEAD);
     }
 
     /**
@@ -408,23 +420,33 @@ public final class DistGroup implements AutoCloseable
         return EXCHANGE_MAX_BYTES > 0 && (2 == world || world <= EXCHANGE_MAX_WORLD && bytes <= EXCHANGE_MAX_BYTES);
     }
 
-    /** One tensor's sum by direct exchange: post with {@link #start}, then {@link #finish}. Training thread only. */
+    /**
+     * One tensor's sum by direct exchange: post with {@link #start}, then {@link #finish}. Training thread only. It
+     * keeps the receives of the next two sums posted (two buffers per peer, used in turn), so that each peer knows
+     * where the next message goes before it is sent.
+     */
     final class Exchange implements AutoCloseable
     {
         private final Tensor tensor;
         private final TensorVector own;
-        /** The peers' values, by rank (this rank's slot empty). */
-        private final Tensor[] received;
-        private final TensorVector[] receiving;
+        /** The peers' values, by buffer and rank (this rank's slot empty): one buffer, or two in turn when ahead. */
+        private final Tensor[][] received;
+        private final TensorVector[][] receiving;
+        private final Work[][] receives;
         private final Work[] sends;
-        private final Work[] receives;
+        /** Whether buffer b's receives are posted. */
+        private final boolean[] posted;
         /** The ordered sum for more than two ranks; null for two (a + b is b + a). */
         private final Tensor ordered;
         private final int tag;
+        /** The sums done; sum k uses buffer k % buffers. */
+        private long round;
+        /** Whether a posted receive has not completed: Gloo may still write into its buffer. */
+        private boolean outstanding;
         /** Owns the buffers: a caller's scope open while they are made (the first update's) must not free them. */
         private final NativeOwner natives = new NativeOwner("exchange");
 
-        private Exchange(final Tensor tensor, final int tag)
+        private Exchange(final Tensor tensor, final int tag, final boolean ahead)
         {
             if (!tensor.is_contiguous() || !GLOO.equals(backendFor(tensor)))
             {
@@ -433,40 +455,68 @@ public final class DistGroup implements AutoCloseable
             this.tensor = tensor;
             this.tag = tag;
             final int world = info.worldSize();
+            final int buffers = ahead ? 2 : 1;
             own = natives.own(new TensorVector(tensor));
-            received = new Tensor[world];
-            receiving = new TensorVector[world];
-            for (int r = 0; r < world; r++)
+            received = new Tensor[buffers][world];
+            receiving = new TensorVector[buffers][world];
+            receives = new Work[buffers][world];
+            posted = new boolean[buffers];
+            for (int b = 0; b < buffers; b++)
             {
-                if (r != info.rank())
+                for (int r = 0; r < world; r++)
                 {
-                    received[r] = natives.own(torch.empty_like(tensor));
-                    receiving[r] = natives.own(new TensorVector(received[r]));
+                    if (r != info.rank())
+                    {
+                        received[b][r] = natives.own(torch.empty_like(tensor));
+                        receiving[b][r] = natives.own(new TensorVector(received[b][r]));
+                    }
                 }
             }
             sends = new Work[world];
-            receives = new Work[world];
             ordered = world > 2 ? natives.own(torch.empty_like(tensor)) : null;
         }
 
+        private void post(final int buffer, final String operation)
+        {
+            if (posted[buffer])
+            {
+                return;
+            }
+            try
+            {
+                for (int r = 0; r < info.worldSize(); r++)
+                {
+                    if (r != info.rank())
+                    {
+                        // Held past the caller's pointer scope (an ahead receive is posted in one update and waited
+                        // for in the next): released once waited for.
+                        receives[buffer][r] = gloo.recv(receiving[buffer][r], r, tag).retainReference();
+                    }
+                }
+            }
+            catch (final RuntimeException ex)
+            {
+                throw failure(operation, reason(ex), ex);
+            }
+            posted[buffer] = true;
+            outstanding = true;
+        }
+
         /**
-         * Posts the receives, then the sends (asynchronous: the caller goes on).
+         * Posts this sum's receives (and, ahead, the next sum's) unless posted already, then the sends (asynchronous:
+         * the caller goes on). Messages of one tag and peer meet the receives in the order they were posted.
          *
          * @param operation what it is for, named in errors
          */
         void start(final String operation)
         {
             checkOpen(operation);
+            final int buffers = posted.length;
+            post((int)(round % buffers), operation);
+            post((int)((round + 1) % buffers), operation);
             try
             {
-                for (int r = 0; r < received.length; r++)
-                {
-                    if (r != info.rank())
-                    {
-                        receives[r] = gloo.recv(receiving[r], r, tag);
-                    }
-                }
-                for (int r = 0; r < received.length; r++)
+                for (int r = 0; r < info.worldSize(); r++)
                 {
                     if (r != info.rank())
                     {
@@ -507,27 +557,33 @@ public final class DistGroup implements AutoCloseable
          */
         void finish(final String operation)
         {
-            for (int r = 0; r < received.length; r++)
+            final int buffer = (int)(round % posted.length);
+            final Tensor[] values = received[buffer];
+            for (int r = 0; r < values.length; r++)
             {
                 if (r != info.rank())
                 {
-                    final Work receive = receives[r];
+                    final Work receive = receives[buffer][r];
                     final Work send = sends[r];
-                    receives[r] = null;
+                    receives[buffer][r] = null;
                     sends[r] = null;
                     await(receive, operation);
+                    receive.releaseReference();
                     await(send, operation);
                 }
             }
+            posted[buffer] = false;
+            outstanding = posted[(buffer + 1) % posted.length];
+            round++;
             if (null == ordered)
             {
-                tensor.add_(received[1 - info.rank()]);
+                tensor.add_(values[1 - info.rank()]);
                 return;
             }
-            ordered.copy_(0 == info.rank() ? tensor : received[0]);
-            for (int r = 1; r < received.length; r++)
+            ordered.copy_(0 == info.rank() ? tensor : values[0]);
+            for (int r = 1; r < values.length; r++)
             {
-                ordered.add_(r == info.rank() ? tensor : received[r]);
+                ordered.add_(r == info.rank() ? tensor : values[r]);
             }
             tensor.copy_(ordered);
         }
@@ -535,7 +591,14 @@ public final class DistGroup implements AutoCloseable
         @Override
         public void close()
         {
-            natives.close();
+            if (outstanding && !closed)
+            {
+                parked.add(natives);
+            }
+            else
+            {
+                natives.close();
+            }
         }
     }
 
@@ -749,6 +812,11 @@ public final class DistGroup implements AutoCloseable
         one.close();
         sum.close();
         gloo.close();
+        for (final NativeOwner buffers : parked)
+        {
+            buffers.close();
+        }
+        parked.clear();
         options.close();
         devices.close();
         device.close();

@@ -44,7 +44,7 @@ public final class DistTraining implements StopVote, AutoCloseable
         this.ownsGroup = ownsGroup;
         this.sync = GradientSync.attach(group, optimizer, bucketBytes);
         this.reducer = new GroupLogReducer(group);
-        this.voteExchange = group.exchanges(vote.nbytes()) ? group.exchange(vote, DistGroup.VOTE_TAG) : null;
+        this.voteExchange = group.exchanges(vote.nbytes()) ? group.exchange(vote) : null;
     }
 
     /**

@@ -259,7 +259,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
                     if (this.group.exchanges(bucket.bytes) && DistGroup.GLOO.equals(DistGroup.backendFor(view)))
                     {
                         // Small: one round trip by direct exchange instead of the all-reduce's two and a half.
-                        bucket.exchange = this.group.exchange(view, DistGroup.BUCKET_TAGS + cut.size());
+                        bucket.exchange = this.group.exchange(view);
                     }
                     cut.add(bucket);
                     hi = lo;

@@ -13,13 +13,16 @@ import org.ding4j.torch.NativeOwner;
 
 /**
  * The learner's {@code log_reduce} over a {@link DistGroup}: every numeric value of the iteration's log buffer
- * (keys starting with {@code noreduce_} skipped) packed into one float64 tensor, summed with one all-reduce and
- * divided by the world size in place, as DI-engine's {@code LogReduceHook} averages its values. Keys are packed in
- * name order, not registration order: a policy returning a {@code Map.of} registers its keys in an order that
- * differs from JVM to JVM (3 ranks mixed {@code total_loss} with {@code cur_lr} before this). The first element
- * carries the number of values, so a rank logging a different number of keys fails (Gloo rejects the mismatched
- * sizes, or the summed count differs) instead of mixing values. No allocation per iteration once the buffer and
- * its views exist.
+ * (keys starting with {@code noreduce_} skipped) packed into one float64 tensor, summed with one all-reduce (or, with
+ * 2 ranks, one direct exchange that posts its receives ahead: {@link DistGroup#exchange}) and divided by the
+ * world size in place, as DI-engine's {@code LogReduceHook} averages its values. Keys are packed in name order, not
+ * registration order: a policy returning a {@code Map.of} registers its keys in an order that differs from JVM to JVM
+ * (3 ranks mixed {@code total_loss} with {@code cur_lr} before this). The message has one length per number of
+ * registered keys (the values present this iteration, the vote's slots, zeros after them), so its receives can be
+ * posted a sum ahead; the first element carries the number of values and whether a vote rides along, so a rank
+ * logging other keys this iteration fails on the summed count instead of mixing values (one that registered a
+ * different number of keys waits on another message and fails at the group's timeout). No allocation per iteration
+ * once the buffer exists.
  * <p>
  * Asked to ({@link #carryVote}), it carries the learner's stop vote for the next update in three more elements
  * (end, signal, unsure: counts summed exactly in float64), so the vote costs no round trip of its own.
@@ -32,13 +35,12 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     private static final int VOTE_SLOTS = 3;
 
     private final DistGroup group;
-    /** Owns packed and its views (a caller's scope open when they are made must not free them); new per growth. */
+    /** Owns packed (a caller's scope open when it is made must not free it); new per growth. */
     private NativeOwner natives = new NativeOwner("log_reduce buffer");
+    /** The message: the count, the values, the vote's slots; as long as the registered keys allow. */
     private Tensor packed;
-    /** views[k] is the first k elements of packed, made once per length. */
-    private Tensor[] views = new Tensor[0];
-    /** exchanges[k] sums views[k] by direct exchange (a few values: one round trip), made with it. */
-    private DistGroup.Exchange[] exchanges = new DistGroup.Exchange[0];
+    /** Sums packed by direct exchange (2 ranks, or few and small), made with it; null: the all-reduce. */
+    private DistGroup.Exchange exchange;
     private DoublePointer data;
     private double[] staging = new double[0];
     private int[] indices = new int[0];
@@ -82,36 +84,26 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         }
         final IntSupplier carry = wish;
         wish = null;
-        final int length = n + 1 + (null == carry ? 0 : VOTE_SLOTS);
-        if (null != carry)
-        {
-            final int local = carry.getAsInt();
-            staging[n + 1] = StopVote.END == local ? 1 : 0;
-            staging[n + 2] = StopVote.SIGNAL == local ? 1 : 0;
-            staging[n + 3] = StopVote.UNSURE == local ? 1 : 0;
-        }
+        final int local = null == carry ? StopVote.CONTINUE : carry.getAsInt();
+        staging[n + 1] = null != carry && StopVote.END == local ? 1 : 0;
+        staging[n + 2] = null != carry && StopVote.SIGNAL == local ? 1 : 0;
+        staging[n + 3] = null != carry && StopVote.UNSURE == local ? 1 : 0;
+        // A fixed length: what an earlier iteration left beyond this one's values is cleared.
+        java.util.Arrays.fill(staging, n + 1 + VOTE_SLOTS, staging.length, 0.0);
         // Element 0 carries the count and whether a vote rides along, so that ranks logging different key sets (or
         // one carrying a vote and another not) fail loudly instead of mixing.
         final double shape = 2.0 * n + (null == carry ? 0 : 1);
         staging[0] = shape;
-        data.put(staging, 0, length);
-        if (null == views[length])
+        data.put(staging, 0, staging.length);
+        if (null != exchange)
         {
-            views[length] = natives.own(packed.narrow(0, 0, length));
-            if (group.exchanges(views[length].nbytes()))
-            {
-                exchanges[length] = group.exchange(views[length], DistGroup.LOG_TAG);
-            }
-        }
-        if (null != exchanges[length])
-        {
-            exchanges[length].sum("log_reduce");
+            exchange.sum("log_reduce");
         }
         else
         {
-            group.allReduceSum(views[length], "log_reduce");
+            group.allReduceSum(packed, "log_reduce");
         }
-        data.get(staging, 0, length);
+        data.get(staging, 0, staging.length);
         final int world = group.info().worldSize();
         if (staging[0] != shape * world)
         {
@@ -155,24 +147,20 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         close();
         indices = new int[keys];
         staging = new double[keys + 1 + VOTE_SLOTS];
-        views = new Tensor[keys + 2 + VOTE_SLOTS];
-        exchanges = new DistGroup.Exchange[views.length];
         natives = new NativeOwner("log_reduce buffer");
-        packed = natives.own(torch.empty(new long[] {keys + 1 + VOTE_SLOTS},
-            new TensorOptions(torch.ScalarType.Double),
+        packed = natives.own(torch.empty(new long[] {staging.length}, new TensorOptions(torch.ScalarType.Double),
             new org.bytedeco.pytorch.MemoryFormatOptional()));
         data = new DoublePointer(packed.data_ptr());
+        exchange = group.exchanges(packed.nbytes()) ? group.exchange(packed) : null;
     }
 
     @Override
     public void close()
     {
-        for (final DistGroup.Exchange exchange : exchanges)
+        if (null != exchange)
         {
-            if (null != exchange)
-            {
-                exchange.close();
-            }
+            exchange.close();
+            exchange = null;
         }
         natives.close();
         packed = null;

@@ -16,7 +16,7 @@ import org.ding4j.testing.NetnsHosts;
  * medians. Run by {@code benchmarks/scaling.sh}; needs root (namespaces).
  * <p>
  * Arguments: name=widths:batch:updates ... [--delays-us 0,300,1000,5000] [--bucket-mb 1]; the system property
- * {@value DistGroup#EXCHANGE_MAX_BYTES_PROPERTY} is passed on to the ranks.
+ * {@value DistGroup#EXCHANGE_MAX_BYTES_PROPERTY} and {@value DistGroup#POST_AHEAD_PROPERTY} are passed on to the ranks.
  */
 public final class ScalingBench
 {
@@ -89,10 +89,13 @@ public final class ScalingBench
         for (int r = 0; r < world; r++)
         {
             final List<String> command = ChildJvm.javaCommand(out, ScalingChild.class.getName());
-            final String exchange = System.getProperty(DistGroup.EXCHANGE_MAX_BYTES_PROPERTY);
-            if (null != exchange)
+            for (final String property : List.of(DistGroup.EXCHANGE_MAX_BYTES_PROPERTY, DistGroup.POST_AHEAD_PROPERTY))
             {
-                command.add(1, "-D" + DistGroup.EXCHANGE_MAX_BYTES_PROPERTY + "=" + exchange);
+                final String value = System.getProperty(property);
+                if (null != value)
+                {
+                    command.add(1, "-D" + property + "=" + value);
+                }
             }
             command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
                 null == hosts ? "127.0.0.1" : hosts.address(0), net[1], net[2], Long.toString(bucketBytes),
