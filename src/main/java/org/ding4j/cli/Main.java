@@ -36,6 +36,8 @@ public final class Main implements Callable<Integer>
             Natives.loadInBackground();
         }
         final int code = commandLine().execute(args);
+        // --help or a bad argument ends before the load does: the process must not exit during libtorch's constructors.
+        Natives.awaitBackgroundLoad();
         // Everything is closed by now; libtorch's static destructors would add ~75 ms to the exit.
         Natives.skipNativeDestructorsAtExit();
         System.exit(code);

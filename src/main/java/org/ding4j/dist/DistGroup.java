@@ -57,6 +57,8 @@ public final class DistGroup implements AutoCloseable
     private static final String FAILURE_KEY = "ding4j/failure";
     /** Where rank 0 writes the job's identity for the others to check. */
     private static final String JOB_KEY = "ding4j/job";
+    /** Set by a rank once it has read rank 0's identity, so that rank 0 (the store's host) knows it may exit. */
+    private static final String READ_SUFFIX = "/read";
     /**
      * Gloo's worker threads: each runs one collective at a time, so this many gradient buckets can be in flight at
      * once, their round trips overlapping (measured: a 5-bucket 1M-parameter net at 5 ms each way takes 89 / 62 /
@@ -93,11 +95,12 @@ public final class DistGroup implements AutoCloseable
     private ProcessGroupNCCL nccl;
     private final AllreduceOptions sum;
     private final TensorVector one = new TensorVector(1);
-    private boolean closed;
+    /** Read by exchanges closing on any thread. */
+    private volatile boolean closed;
     /** The next fresh tag for {@link #exchange}; every rank makes its exchanges in the same order. */
     private int nextExchangeTag = EXCHANGE_TAGS;
-    /** Buffers of closed exchanges whose posted receives Gloo may still fill: freed after Gloo is shut down. */
-    private final List<NativeOwner> parked = Collections.synchronizedList(new ArrayList<>());
+    /** Closed exchanges whose posted receives Gloo may still fill: released with the group, after Gloo shuts down. */
+    private final List<Exchange> parked = Collections.synchronizedList(new ArrayList<>());
 
     private DistGroup(final DistInfo info, final Duration timeout, final String settings)
     {
@@ -166,13 +169,41 @@ public final class DistGroup implements AutoCloseable
             store.set(JOB_KEY, mine);
             for (int r = 1; r < info.worldSize(); r++)
             {
-                compare(read(JOB_KEY + "/" + info.jobId() + "/rank" + r, "rank " + r + " did not join"), mine,
-                    "rank " + r);
+                final String key = JOB_KEY + "/" + info.jobId() + "/rank" + r;
+                final String theirs = read(key, "rank " + r + " did not join");
+                try
+                {
+                    compare(theirs, mine, "rank " + r);
+                }
+                catch (final DistException mismatch)
+                {
+                    // Rank r fails on the same comparison once it has read this rank's identity; this process hosts
+                    // the store, so it stays until then (a few seconds at most), or rank r would only see the
+                    // connection close.
+                    awaitQuietly(key + READ_SUFFIX, Duration.ofSeconds(Math.min(10, timeout.toSeconds())));
+                    throw mismatch;
+                }
             }
             return;
         }
-        store.set(JOB_KEY + "/" + info.jobId() + "/rank" + info.rank(), mine);
-        compare(read(JOB_KEY, "the store did not say which job it serves"), mine, "rank 0");
+        final String key = JOB_KEY + "/" + info.jobId() + "/rank" + info.rank();
+        store.set(key, mine);
+        final String theirs = read(JOB_KEY, "the store did not say which job it serves");
+        store.set(key + READ_SUFFIX, "1");
+        compare(theirs, mine, "rank 0");
+    }
+
+    /** Waits for a store key, for at most {@code limit}; a key that does not come (a rank died) ends the wait. */
+    private void awaitQuietly(final String key, final Duration limit)
+    {
+        try (StringVector keys = new StringVector(key); Milliseconds millis = new Milliseconds(limit.toMillis()))
+        {
+            store._wait(keys, millis);
+        }
+        catch (final RuntimeException timedOut)
+        {
+            // The peer is gone or slow: the mismatch is reported regardless.
+        }
     }
 
     private String read(final String key, final String missing)
@@ -443,6 +474,10 @@ public final class DistGroup implements AutoCloseable
         private long round;
         /** Whether a posted receive has not completed: Gloo may still write into its buffer. */
         private boolean outstanding;
+        /** Set by a failure: the messages of this tag may be out of step, so no further sum is made with it. */
+        private boolean broken;
+        /** Between a start and its finish. */
+        private boolean inFlight;
         /** Owns the buffers: a caller's scope open while they are made (the first update's) must not free them. */
         private final NativeOwner natives = new NativeOwner("exchange");
 
@@ -482,6 +517,8 @@ public final class DistGroup implements AutoCloseable
             {
                 return;
             }
+            // Before the calls: should one fail part-way, what was posted is still counted outstanding.
+            outstanding = true;
             try
             {
                 for (int r = 0; r < info.worldSize(); r++)
@@ -496,10 +533,26 @@ public final class DistGroup implements AutoCloseable
             }
             catch (final RuntimeException ex)
             {
+                broken = true;
                 throw failure(operation, reason(ex), ex);
             }
             posted[buffer] = true;
-            outstanding = true;
+        }
+
+        /** Refuses a sum on an exchange a failure left out of step, and a start or finish out of turn. */
+        private void checkTurn(final String operation, final boolean starting)
+        {
+            checkOpen(operation);
+            if (broken)
+            {
+                throw new DistException(operation, info, "an earlier sum on this exchange failed, so its messages may "
+                    + "be out of step; the group must be joined again", null);
+            }
+            if (starting == inFlight)
+            {
+                throw new IllegalStateException(operation + ": " + (starting ? "start" : "finish") + " called twice "
+                    + "without " + (starting ? "finish" : "start") + " (the peers would pair other sums' messages)");
+            }
         }
 
         /**
@@ -510,7 +563,8 @@ public final class DistGroup implements AutoCloseable
          */
         void start(final String operation)
         {
-            checkOpen(operation);
+            checkTurn(operation, true);
+            inFlight = true;
             final int buffers = posted.length;
             post((int)(round % buffers), operation);
             post((int)((round + 1) % buffers), operation);
@@ -526,6 +580,7 @@ public final class DistGroup implements AutoCloseable
             }
             catch (final RuntimeException ex)
             {
+                broken = true;
                 throw failure(operation, reason(ex), ex);
             }
         }
@@ -557,8 +612,11 @@ public final class DistGroup implements AutoCloseable
          */
         void finish(final String operation)
         {
+            checkTurn(operation, false);
             final int buffer = (int)(round % posted.length);
             final Tensor[] values = received[buffer];
+            // Marked broken until every message is in: a failure below leaves the tag out of step.
+            broken = true;
             for (int r = 0; r < values.length; r++)
             {
                 if (r != info.rank())
@@ -572,6 +630,8 @@ public final class DistGroup implements AutoCloseable
                     await(send, operation);
                 }
             }
+            broken = false;
+            inFlight = false;
             posted[buffer] = false;
             outstanding = posted[(buffer + 1) % posted.length];
             round++;
@@ -588,17 +648,42 @@ public final class DistGroup implements AutoCloseable
             tensor.copy_(ordered);
         }
 
+        /** Aborts and lets go of the receives still posted (their Works hold Gloo's connections open). */
+        private void dropReceives()
+        {
+            for (final Work[] buffer : receives)
+            {
+                for (int r = 0; r < buffer.length; r++)
+                {
+                    final Work receive = buffer[r];
+                    buffer[r] = null;
+                    if (null != receive && !receive.isNull())
+                    {
+                        try
+                        {
+                            receive.abort();
+                        }
+                        catch (final RuntimeException alreadyOver)
+                        {
+                            // Completed or failed meanwhile: nothing to abort.
+                        }
+                        receive.releaseReference();
+                    }
+                }
+            }
+        }
+
         @Override
         public void close()
         {
             if (outstanding && !closed)
             {
-                parked.add(natives);
+                // Gloo may still write into the buffers: they go with the group, after Gloo is shut down.
+                parked.add(this);
+                return;
             }
-            else
-            {
-                natives.close();
-            }
+            dropReceives();
+            natives.close();
         }
     }
 
@@ -811,12 +896,19 @@ public final class DistGroup implements AutoCloseable
         }
         one.close();
         sum.close();
-        gloo.close();
-        for (final NativeOwner buffers : parked)
+        synchronized (parked)
         {
-            buffers.close();
+            for (final Exchange exchange : parked)
+            {
+                exchange.dropReceives();
+            }
+            gloo.close();
+            for (final Exchange exchange : parked)
+            {
+                exchange.natives.close();
+            }
+            parked.clear();
         }
-        parked.clear();
         options.close();
         devices.close();
         device.close();

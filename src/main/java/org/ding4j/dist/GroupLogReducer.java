@@ -14,15 +14,15 @@ import org.ding4j.torch.NativeOwner;
 /**
  * The learner's {@code log_reduce} over a {@link DistGroup}: every numeric value of the iteration's log buffer
  * (keys starting with {@code noreduce_} skipped) packed into one float64 tensor, summed with one all-reduce (or, with
- * 2 ranks, one direct exchange that posts its receives ahead: {@link DistGroup#exchange}) and divided by the
- * world size in place, as DI-engine's {@code LogReduceHook} averages its values. Keys are packed in name order, not
+ * 2 ranks, one direct exchange that posts its receives ahead: {@link DistGroup#exchange}) and divided by the world
+ * size in place, as DI-engine's {@code LogReduceHook} averages its values. Keys are packed in name order, not
  * registration order: a policy returning a {@code Map.of} registers its keys in an order that differs from JVM to JVM
  * (3 ranks mixed {@code total_loss} with {@code cur_lr} before this). The message has one length per number of
- * registered keys (the values present this iteration, the vote's slots, zeros after them), so its receives can be
- * posted a sum ahead; the first element carries the number of values and whether a vote rides along, so a rank
- * logging other keys this iteration fails on the summed count instead of mixing values (one that registered a
- * different number of keys waits on another message and fails at the group's timeout). No allocation per iteration
- * once the buffer exists.
+ * registered reduced keys (the values present this iteration, the vote's slots, zeros after them; {@code noreduce_}
+ * keys, which may differ from rank to rank, do not count), so its receives can be posted a sum ahead. The first
+ * element carries the number of values and whether a vote rides along, so a rank logging other keys this iteration
+ * fails on the summed count instead of mixing values (one that registered a different number of reduced keys waits
+ * on another message and fails at the group's timeout). No allocation per iteration once the buffer exists.
  * <p>
  * Asked to ({@link #carryVote}), it carries the learner's stop vote for the next update in three more elements
  * (end, signal, unsure: counts summed exactly in float64), so the vote costs no round trip of its own.
@@ -46,6 +46,8 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     private int[] indices = new int[0];
     /** Registered key indices sorted by name, rebuilt when keys are added. */
     private int[] byName = new int[0];
+    /** How many registered keys are reduced (not {@code noreduce_}): the message's length follows it. */
+    private int reducible;
     /** The wish to carry on the next reduce, or null. */
     private IntSupplier wish;
     private int carried = StopVote.NOT_CARRIED;
@@ -63,14 +65,16 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     {
         final ScalarDict scalar = buffer.scalar();
         final int keys = scalar.keyCount();
-        if (null == packed || indices.length < keys)
-        {
-            grow(keys);
-        }
         if (byName.length != keys)
         {
             byName = java.util.stream.IntStream.range(0, keys).boxed()
                 .sorted(java.util.Comparator.comparing(scalar::name)).mapToInt(Integer::intValue).toArray();
+            reducible = (int)java.util.stream.IntStream.of(byName)
+                .filter(i -> !scalar.name(i).startsWith(NO_REDUCE_PREFIX)).count();
+        }
+        if (null == packed || indices.length < reducible)
+        {
+            grow(reducible);
         }
         int n = 0;
         for (final int i : byName)

@@ -32,9 +32,11 @@ import org.ding4j.jfr.NativeLoadEvent;
  * the second is mapped and never called (about 5 ms of loading).
  * <p>
  * CUDA: with the CPU presets on the class path (no {@code -gpu} libtorch), the JavaCPP platform extension is set
- * empty, unless the user set {@value #EXTENSION_PROPERTY}: otherwise JavaCPP tries the presets' CUDA libraries one by one (about 25, and loads a system CUDA runtime it finds) that a CPU
- * libtorch never uses, 0.1-0.15 s of every start here. {@link #loadInBackground()} starts the load on a thread of
- * its own, so that a program can do its own start-up meanwhile.
+ * empty, unless the user set {@value #EXTENSION_PROPERTY}: otherwise JavaCPP tries the presets' CUDA libraries one by
+ * one (about 25, and loads a system CUDA runtime it finds) that a CPU libtorch never uses, 0.1-0.15 s of every start
+ * here. The property is the JVM's: an application that also uses other JavaCPP presets in their {@code -gpu} build
+ * sets it itself ({@code -Dorg.bytedeco.javacpp.platform.extension=-gpu}). {@link #loadInBackground()} starts the
+ * load on a thread of its own, so that a program can do its own start-up meanwhile.
  */
 public final class Natives
 {
@@ -46,6 +48,8 @@ public final class Natives
     private static volatile double loadSeconds = Double.NaN;
     private static final Object BACKGROUND_LOCK = new Object();
     private static Thread background;
+    /** What the background load threw: a retry would only meet the half-initialised binding classes. */
+    private static volatile Throwable backgroundFailure;
 
     private static volatile boolean loaded;
     /** True while this class's monitor holder loads: a re-entry (a class initialiser loading on) returns at once. */
@@ -72,6 +76,7 @@ public final class Natives
             {
                 return;
             }
+            rethrowBackgroundFailure();
             loading = true;
             final long start = System.nanoTime();
             skipCudaProbesOnCpuBuild();
@@ -98,8 +103,10 @@ public final class Natives
 
     /**
      * Starts {@link #load()} on a daemon thread ({@code ding4j-native-load}), once; a later {@link #load()} on any
-     * thread waits for it (and, should it have failed, loads again and throws that thread's error). The command
-     * line calls this before it parses its arguments: libtorch's loading then overlaps the rest of the start-up.
+     * thread waits for it and, should it have failed, throws that thread's error. The command line calls this before
+     * it parses its arguments: libtorch's loading then overlaps the rest of the start-up. A program that may end
+     * before it needs the libraries calls {@link #awaitBackgroundLoad()} first: a process must not exit while
+     * libtorch's static constructors run.
      */
     public static void loadInBackground()
     {
@@ -112,9 +119,53 @@ public final class Natives
             }
             background = new Thread(Natives::load, "ding4j-native-load");
             background.setDaemon(true);
-            // A failure is not printed here: the next load() repeats it and throws it on the thread that needs it.
-            background.setUncaughtExceptionHandler((thread, ex) -> { });
+            // Not printed here: the next load() throws it on the thread that needs the libraries.
+            background.setUncaughtExceptionHandler((thread, ex) -> backgroundFailure = ex);
             background.start();
+        }
+    }
+
+    /** Waits for a load started by {@link #loadInBackground()} to end, whatever its outcome; at once if none runs. */
+    public static void awaitBackgroundLoad()
+    {
+        final Thread thread;
+        synchronized (BACKGROUND_LOCK)
+        {
+            thread = background;
+        }
+        if (null == thread)
+        {
+            return;
+        }
+        boolean interrupted = false;
+        while (thread.isAlive())
+        {
+            try
+            {
+                thread.join();
+            }
+            catch (final InterruptedException ex)
+            {
+                interrupted = true;
+            }
+        }
+        if (interrupted)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Throws what the background load threw, the same object (its message names the library at fault). */
+    private static void rethrowBackgroundFailure()
+    {
+        final Throwable failure = backgroundFailure;
+        if (failure instanceof Error error)
+        {
+            throw error;
+        }
+        if (failure instanceof RuntimeException runtime)
+        {
+            throw runtime;
         }
     }
 
@@ -157,16 +208,17 @@ public final class Natives
      */
     private static void skipCudaProbesOnCpuBuild()
     {
-        if (null != System.getProperty(EXTENSION_PROPERTY))
-        {
-            return;
-        }
-        final String gpuLibtorch = "/org/bytedeco/pytorch/" + Loader.getPlatform() + "-gpu/"
-            + System.mapLibraryName("jnitorch");
-        if (null == Natives.class.getResource(gpuLibtorch))
+        if (null == System.getProperty(EXTENSION_PROPERTY) && cpuPresets())
         {
             System.setProperty(EXTENSION_PROPERTY, "");
         }
+    }
+
+    /** @return whether the libtorch presets on the class path are the CPU build (no {@code -gpu} libtorch) */
+    static boolean cpuPresets()
+    {
+        return null == Natives.class.getResource("/org/bytedeco/pytorch/" + Loader.getPlatform() + "-gpu/"
+            + System.mapLibraryName("jnitorch"));
     }
 
     /** Loads one library; a JFR {@link NativeLoadEvent} (library, JavaCPP's path for it, duration) when recorded. */

@@ -28,7 +28,8 @@ public final class NativeLoadProbe
             Natives.loadInBackground();
             Natives.load();
             final List<String> maps = Files.readAllLines(Path.of("/proc/self/maps"));
-            System.out.println("cuda mapped " + maps.stream().anyMatch(line -> line.contains("libcudart")));
+            final boolean cuda = maps.stream().anyMatch(line -> line.contains("libcudart"));
+            System.out.println("cuda mapped in a CPU build " + (cuda && Natives.cpuPresets()));
             System.out.println("load seconds " + (Natives.loadSeconds() > 0));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> System.out.println("shutdown hook ran")));
         }
