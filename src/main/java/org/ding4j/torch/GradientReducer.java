@@ -4,9 +4,11 @@ package org.ding4j.torch;
  * Combines the gradients of all ranks in place before an optimizer step (e.g. {@code org.ding4j.dist.GradientSync}:
  * all-reduces of the flat gradient buffers). {@link FusedOptimizer#step()} calls {@link #reduce} after backward and
  * before clipping, so a clip sees the averaged gradient, as in PyTorch DDP. A reducer that {@link #overlapsBackward()}
- * is also told during backward which gradients are final already ({@link #gradientsFinal}), by the fused native
- * updates (one call per layer of backward) and, on the autograd path, by gradient hooks it registers itself; it can
- * start sending those while the rest of backward runs, and {@link #reduce} then waits for them.
+ * is also told during backward which gradients are final already ({@link #gradientsFinal}) by the fused native
+ * updates (one call per layer of backward); it can start sending those while the rest of backward runs, and
+ * {@link #reduce} then waits for them. On the libtorch autograd path nothing calls {@link #gradientsFinal}: every
+ * bucket starts in {@link #reduce}, after backward (libtorch's pre-accumulation tensor hooks see a gradient before it
+ * reaches the flat buffer, so they cannot start its send).
  */
 @FunctionalInterface
 public interface GradientReducer
