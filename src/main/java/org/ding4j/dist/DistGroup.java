@@ -472,8 +472,6 @@ public final class DistGroup implements AutoCloseable
         private final int tag;
         /** The sums done; sum k uses buffer k % buffers. */
         private long round;
-        /** Whether a posted receive has not completed: Gloo may still write into its buffer. */
-        private boolean outstanding;
         /** Set by a failure: the messages of this tag may be out of step, so no further sum is made with it. */
         private boolean broken;
         /** Between a start and its finish. */
@@ -517,8 +515,6 @@ public final class DistGroup implements AutoCloseable
             {
                 return;
             }
-            // Before the calls: should one fail part-way, what was posted is still counted outstanding.
-            outstanding = true;
             try
             {
                 for (int r = 0; r < info.worldSize(); r++)
@@ -533,10 +529,20 @@ public final class DistGroup implements AutoCloseable
             }
             catch (final RuntimeException ex)
             {
+                // What was posted before the failure is not counted in posted[]: broken keeps it outstanding.
                 broken = true;
                 throw failure(operation, reason(ex), ex);
             }
             posted[buffer] = true;
+        }
+
+        /**
+         * @return whether Gloo may still write into a receive buffer: receives are posted, or a failure left some in
+         *         an unknown state
+         */
+        private boolean outstanding()
+        {
+            return broken || posted[0] || posted[posted.length - 1];
         }
 
         /** Refuses a sum on an exchange a failure left out of step, and a start or finish out of turn. */
@@ -633,7 +639,6 @@ public final class DistGroup implements AutoCloseable
             broken = false;
             inFlight = false;
             posted[buffer] = false;
-            outstanding = posted[(buffer + 1) % posted.length];
             round++;
             if (null == ordered)
             {
@@ -676,7 +681,7 @@ public final class DistGroup implements AutoCloseable
         @Override
         public void close()
         {
-            if (outstanding && !closed)
+            if (outstanding() && !closed)
             {
                 // Gloo may still write into the buffers: they go with the group, after Gloo is shut down.
                 parked.add(this);

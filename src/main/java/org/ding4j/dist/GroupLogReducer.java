@@ -88,10 +88,11 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
         }
         final IntSupplier carry = wish;
         wish = null;
+        // Without a vote riding along the slots are zeros: CONTINUE sets none of them.
         final int local = null == carry ? StopVote.CONTINUE : carry.getAsInt();
-        staging[n + 1] = null != carry && StopVote.END == local ? 1 : 0;
-        staging[n + 2] = null != carry && StopVote.SIGNAL == local ? 1 : 0;
-        staging[n + 3] = null != carry && StopVote.UNSURE == local ? 1 : 0;
+        staging[n + 1] = StopVote.END == local ? 1 : 0;
+        staging[n + 2] = StopVote.SIGNAL == local ? 1 : 0;
+        staging[n + 3] = StopVote.UNSURE == local ? 1 : 0;
         // A fixed length: what an earlier iteration left beyond this one's values is cleared.
         java.util.Arrays.fill(staging, n + 1 + VOTE_SLOTS, staging.length, 0.0);
         // Element 0 carries the count and whether a vote rides along, so that ranks logging different key sets (or
