@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -40,13 +41,18 @@ class JobIsolationTest
     }
 
     @Test
-    void twoLaunchesOnOnePortShouldNeverMixTheirRanks() throws Exception
+    void twoLaunchesOnOnePortShouldNeverMixTheirRanks(@TempDir final Path dir) throws Exception
     {
         final int port = ChildJvm.freePort();
+        // The job that gets the port runs until the other has been refused (the stop file), 90 s at most: a fixed
+        // run time could end before four loaded JVMs reach the rendezvous, and then both jobs would run.
+        final String stop = dir.resolve("stop").toString();
         final CompletableFuture<Launch> a = CompletableFuture.supplyAsync(() -> launch("launch", "--nproc", "2",
-            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "1", "8"));
+            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "1", "90", stop));
         final CompletableFuture<Launch> b = CompletableFuture.supplyAsync(() -> launch("launch", "--nproc", "2",
-            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "2", "8"));
+            "--master-port", Integer.toString(port), "--main", JobProbe.class.getName(), "--", "2", "90", stop));
+        CompletableFuture.anyOf(a, b).get(120, TimeUnit.SECONDS);
+        Files.createFile(dir.resolve("stop"));
         final List<Launch> both = List.of(a.get(120, TimeUnit.SECONDS), b.get(120, TimeUnit.SECONDS));
         for (final Launch launch : both)
         {

@@ -1,5 +1,7 @@
 package org.ding4j.cli;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 
 import org.bytedeco.javacpp.PointerScope;
@@ -27,6 +29,8 @@ public final class JobProbe
         Threads.configure();
         final double tag = Double.parseDouble(args[0]);
         final long seconds = Long.parseLong(args[1]);
+        // An optional file whose appearance ends the job early (the test's signal that it has seen what it needs).
+        final Path stop = args.length > 2 ? Path.of(args[2]) : null;
         final DistInfo info = DistInfo.fromEnvironment(System.getenv());
         try (DistGroup group = DistGroup.join(info, Duration.ofSeconds(20)))
         {
@@ -39,7 +43,8 @@ public final class JobProbe
                 try (PointerScope scope = new PointerScope())
                 {
                     final Tensor more = torch.full(new long[] {1}, new org.bytedeco.pytorch.Scalar(
-                        0 == seconds || System.nanoTime() < end ? 1 : 0));
+                        (0 == seconds || System.nanoTime() < end) && (null == stop || !Files.exists(stop))
+                            ? 1 : 0));
                     group.allReduceSum(more, "probe vote");
                     if (more.item_double() < info.worldSize())
                     {

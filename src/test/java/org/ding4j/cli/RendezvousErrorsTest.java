@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class RendezvousErrorsTest
 {
     /** The rendezvous and collective timeout the ranks get: the errors below must come sooner, or at it. */
-    private static final int TIMEOUT_S = 30;
+    private static final int TIMEOUT_S = 120;
 
     @TempDir
     Path dir;
@@ -35,7 +35,7 @@ class RendezvousErrorsTest
         final long start = System.nanoTime();
         assertNotEquals(0, node0.await(120), node0::output);
         assertNotEquals(0, node1.await(120), node1::output);
-        assertTrue((System.nanoTime() - start) / 1e9 < TIMEOUT_S, "both fail at once, not at the timeout");
+        assertTrue((System.nanoTime() - start) / 1e9 < TIMEOUT_S / 2, "both fail at once, not at the timeout");
         assertTrue(node1.output().contains("ding4j: rendezvous failed on rank 1 of 2: rank 0 runs another config: "
             + "policy.learn.batch_size: 64 on rank 0, policy.learn.batch_size: 32 here (config sha256 "), node1::output);
         assertTrue(node0.output().contains("ding4j: rendezvous failed on rank 0 of 2: rank 1 runs another config: "
@@ -64,7 +64,7 @@ class RendezvousErrorsTest
         final long start = System.nanoTime();
         final ChildJvm node1 = node(1, 2, port, "pipeline.dist_timeout_s=3");
         assertNotEquals(0, node1.await(120), node1::output);
-        assertTrue((System.nanoTime() - start) / 1e9 < 3 + 20, "JVM start, native load and the 3 s timeout");
+        assertTrue((System.nanoTime() - start) / 1e9 < 90, "JVM start, native load and the 3 s timeout, not a hang");
         final String error = node1.firstLine(l -> l.startsWith("[rank 1] ding4j: "));
         assertTrue(error.contains("rendezvous failed on rank 1 of 2: TCPStore at 127.0.0.1:" + port
             + " failed within 3000 ms"), node1::output);

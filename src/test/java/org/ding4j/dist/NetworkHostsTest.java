@@ -21,7 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Two ranks on two hosts (network namespaces with their own addresses, 1 ms each way between them): they rendezvous
  * at rank 0's address, all-reduce over real TCP through their own interfaces ({@code GLOO_SOCKET_IFNAME}) and end
  * with the same parameters, bit for bit, as the same job over loopback. Skipped, with the reason, where namespaces
- * cannot be made.
+ * cannot be made. What the link costs per update is measured by {@code benchmarks/scaling.sh}, not asserted here:
+ * under load the order of two timed runs can flip.
  */
 class NetworkHostsTest
 {
@@ -35,21 +36,16 @@ class NetworkHostsTest
     {
         final Path loopback = Files.createDirectories(dir.resolve("loopback"));
         final Path hosts = Files.createDirectories(dir.resolve("hosts"));
-        final double loopbackUs = train(null, loopback);
-        final double hostsUs;
+        train(null, loopback);
         try (NetnsHosts net = NetnsHosts.create(2, 1000, 0, dir))
         {
-            hostsUs = train(net, hosts);
+            train(net, hosts);
         }
         for (int r = 0; r < 2; r++)
         {
             assertArrayEquals(Files.readAllBytes(loopback.resolve("rank" + r + ".bin")),
                 Files.readAllBytes(hosts.resolve("rank" + r + ".bin")), "rank " + r + ": hosts vs loopback");
         }
-        // Slower than loopback: every update needs the peer's gradients, which cross the 1 ms link one way (the
-        // receives are posted a sum ahead, so no announcement crosses first, and the rest of an update overlaps it).
-        assertTrue(hostsUs > loopbackUs, "per update: hosts " + hostsUs + " us, loopback " + loopbackUs + " us");
-        System.out.printf("per update: loopback %.0f us, 2 hosts at 1 ms each way %.0f us%n", loopbackUs, hostsUs);
     }
 
     /**
@@ -77,9 +73,6 @@ class NetworkHostsTest
         }
         assertArrayEquals(Files.readAllBytes(loopback.resolve("exp/ckpt/ckpt_best.pth.tar")),
             Files.readAllBytes(hosts.resolve("exp/ckpt/ckpt_best.pth.tar")), "ckpt_best: loopback vs hosts");
-        System.out.printf("DQN CartPole, 2 ranks: solved after %d updates; training %.2f s over loopback, %.2f s on "
-            + "2 hosts at 1 ms each way%n", a.get("train_iter").asLong(), a.get("wall_s").asDouble(),
-            b.get("wall_s").asDouble());
     }
 
     private static void trainCartPole(final NetnsHosts net, final Path work) throws Exception
@@ -112,8 +105,8 @@ class NetworkHostsTest
         }
     }
 
-    /** @return rank 0's mean microseconds per update */
-    private static double train(final NetnsHosts net, final Path out) throws Exception
+    /** Trains {@value #UPDATES} updates on 2 ranks, each writing its parameters to {@code rank<r>.bin}. */
+    private static void train(final NetnsHosts net, final Path out) throws Exception
     {
         final int port = null == net ? ChildJvm.freePort() : 29611;
         final List<ChildJvm> ranks = new ArrayList<>();
@@ -134,7 +127,5 @@ class NetworkHostsTest
             assertEquals(0, rank.await(180), () -> "rank " + rank.index + " output:\n" + rank.output());
             assertTrue(rank.printed("DONE"), rank::output);
         }
-        final String line = ranks.get(0).firstLine(l -> l.startsWith("US_PER_UPDATE "));
-        return Double.parseDouble(line.substring("US_PER_UPDATE ".length()));
     }
 }

@@ -20,6 +20,7 @@ import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TensorBoardWriter;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * filling a slot), the reporter (table, text log, tags) and the TensorBoard writer (encoding). Counted with the JVM's
  * per-thread allocation counters, which see every TLAB and outside-TLAB allocation of a thread.
  */
+@Tag("own-jvm")
 class LogShowAllocationTest
 {
     private static final ThreadMXBean THREADS = (ThreadMXBean)ManagementFactory.getThreadMXBean();
@@ -54,15 +56,19 @@ class LogShowAllocationTest
             tensorBoard.flush();
             final long tensorBoardBefore = THREADS.getThreadAllocatedBytes(threadId("ding4j-tensorboard"));
             final long trainingBefore = THREADS.getCurrentThreadAllocatedBytes();
+            final long measuredFrom = System.nanoTime();
             report(learner, batch, probe, WARM_UP_REPORTS + MEASURED_REPORTS, deadline);
+            final double measuredS = (System.nanoTime() - measuredFrom) / 1e9;
             final long training = THREADS.getCurrentThreadAllocatedBytes() - trainingBefore;
             tensorBoard.flush();
             final long tensorBoardBytes = THREADS.getThreadAllocatedBytes(threadId("ding4j-tensorboard"))
                 - tensorBoardBefore;
-            // A few hundred bytes may come from the text log's time stamp (formatted once per second).
+            // The text log formats its time stamp once per wall-clock second (a few hundred bytes), so a slow,
+            // loaded run may allocate that many times over: the budget counts the seconds the reports took.
             final long reporter = probe.measuredBytes.get();
-            assertTrue(reporter < 4_096, "reporter thread allocated " + reporter + " B over " + MEASURED_REPORTS
-                + " reports");
+            final long budget = 4_096 + 1_024 * (long)Math.ceil(measuredS);
+            assertTrue(reporter < budget, "reporter thread allocated " + reporter + " B over " + MEASURED_REPORTS
+                + " reports in " + measuredS + " s (budget " + budget + " B)");
             assertTrue(training < 1_024, "training thread allocated " + training + " B");
             assertTrue(tensorBoardBytes < 1_024, "TensorBoard thread allocated " + tensorBoardBytes + " B");
             assertEquals(0, tensorBoard.droppedCount());

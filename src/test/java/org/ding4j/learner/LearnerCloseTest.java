@@ -215,7 +215,6 @@ class LearnerCloseTest
             {
                 assertTrue(trainTimes.get(k) >= (k + 1) * 0.005, "update " + (k + 1) + "'s train_time " + trainTimes);
             }
-            assertTrue(trainTimes.get(0) < trainTimes.get(2), "update 1 timed alone: " + trainTimes);
         }
     }
 }

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BooleanSupplier;
 
@@ -58,7 +59,8 @@ class OperationsTest
         while (!condition.getAsBoolean())
         {
             assertTrue(System.nanoTime() < deadline, "timed out waiting for " + what);
-            Thread.yield();
+            // A millisecond's park, not a yield: on two loaded cores a spinning waiter takes the learner's time.
+            LockSupport.parkNanos(1_000_000L);
         }
     }
 

@@ -3,13 +3,16 @@ package org.ding4j.testing;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
+import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 
@@ -53,15 +56,32 @@ public final class ChildJvm
     }
 
     /**
-     * @return a port that was free a moment ago (for a TCPStore the child ranks will host)
-     * @throws IOException if no socket can be opened
+     * A port for a TCPStore the child ranks will host, seconds later. It is drawn below the kernel's ephemeral range
+     * (ip_local_port_range), from which the OS hands out ports for outgoing connections: a port from inside it,
+     * free a moment ago, can be taken by any connection before the child binds it.
+     *
+     * @return a port that was free a moment ago, outside the ephemeral range
+     * @throws IOException if no such port can be bound
      */
     public static int freePort() throws IOException
     {
-        try (ServerSocket socket = new ServerSocket(0))
+        final String[] range = Files.readString(Path.of("/proc/sys/net/ipv4/ip_local_port_range")).trim()
+            .split("\\s+");
+        final int below = Math.max(20_000, Integer.parseInt(range[0]));
+        final int from = 10_000;
+        for (int tries = 0; tries < 100; tries++)
         {
-            return socket.getLocalPort();
+            final int port = from + ThreadLocalRandom.current().nextInt(below - from);
+            try (ServerSocket socket = new ServerSocket(port, 1, InetAddress.getLoopbackAddress()))
+            {
+                return socket.getLocalPort();
+            }
+            catch (final IOException taken)
+            {
+                // Taken: draw another.
+            }
         }
+        throw new IOException("no free port found in " + from + "-" + (below - 1) + " after 100 tries");
     }
 
     /**

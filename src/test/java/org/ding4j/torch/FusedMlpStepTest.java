@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -15,7 +16,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * The fused MLP step against libtorch autograd with the same fused Adam, over widths and depths, ReLU and Tanh, MSE
  * and Huber, with and without per-sample weights: gradients and parameters within 1e-5 (relative to the largest
- * magnitude) after one step, parameters within 1e-3 after 200.
+ * magnitude) after one step; then, for 199 more steps each taken by both from the autograd run's state, the
+ * gradients within 1e-5 at 90% of the steps and within 2e-2 at all (a rounding-level ReLU switch moves a few).
  */
 class FusedMlpStepTest
 {
@@ -35,6 +37,7 @@ class FusedMlpStepTest
         fused.fusedStep(batch);
         try (eager; fused)
         {
+            int tight = 0;
             for (int step = 0; step < 200; step++)
             {
                 try (PointerScope scope = new PointerScope())
@@ -44,13 +47,25 @@ class FusedMlpStepTest
                     // Targets spread by 2, so that Huber's linear part is reached too.
                     final Tensor y = torch.randn(batch, sizes[sizes.length - 1]).mul(new Scalar(2.0));
                     final Tensor w = weighted ? torch.rand(batch).add(new Scalar(0.2)) : null;
+                    if (step > 0)
+                    {
+                        // One step at a time from the same state (as FusedActorCriticTest): two runs side by side
+                        // compound rounding, so their distance after 200 steps depends on the CPU's BLAS kernels.
+                        try (NoGradGuard noGrad = new NoGradGuard())
+                        {
+                            fused.parameters().group(0).values().copy_(eager.parameters().group(0).values());
+                        }
+                        fused.optimizer().loadStateDict(eager.optimizer().stateDict());
+                    }
                     final double a = eager.step(x, y, w);
                     final double b = fused.step(x, y, w);
+                    final double grads = TorchTesting.relativeDifference(fused.parameters().group(0).grads(),
+                        eager.parameters().group(0).grads());
+                    assertTrue(grads <= 2e-2, "step " + step + ": gradients differ by " + grads);
+                    tight += grads <= 1e-5 ? 1 : 0;
                     if (0 == step)
                     {
                         assertEquals(a, b, 1e-5 * Math.max(1, Math.abs(a)), "loss");
-                        final double grads = TorchTesting.relativeDifference(fused.parameters().group(0).grads(),
-                            eager.parameters().group(0).grads());
                         assertTrue(grads < 1e-5, "gradients after one step differ by " + grads);
                         // Adam's first step is lr * g / (|g| + 1e-8): where a gradient is near that epsilon (a
                         // saturated Tanh unit: 1 - y^2 of a y within float rounding of 1), the same relative rounding
@@ -64,9 +79,7 @@ class FusedMlpStepTest
                     }
                 }
             }
-            final double after = TorchTesting.relativeDifference(fused.parameters().group(0).values(),
-                eager.parameters().group(0).values());
-            assertTrue(after < 1e-3, "parameters after 200 steps differ by " + after);
+            assertTrue(tight >= 180, "gradients within 1e-5 at only " + tight + " of 200 steps");
         }
     }
 

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * asserted on the allocator's in-use bytes, which memory freed by earlier tests cannot mask; RSS is reported too.
  */
 @Tag("native")
+@Tag("own-jvm")
 class ScopeLeakTest
 {
     private static final int WARM_UP_STEPS = 10_000;

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 @Tag("native")
+@Tag("own-jvm")
 class ThreadsTest
 {
     @Test
