@@ -12,7 +12,6 @@ import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.example.cartpole.CartPole;
 import org.ding4j.example.cartpole.DqnPipeline;
 import org.ding4j.example.cartpole.Evaluator;
 import org.ding4j.example.dqn.DqnPolicy;
@@ -89,8 +88,7 @@ final class EvalCommand implements Callable<Integer>
             QNetwork net = new QNetwork(shape.obs(), shape.actions(), shape.hidden(), shape.dueling(),
                 shape.activation());
             FlatParameters params = FlatParameters.of(net.module());
-            Evaluator evaluator = new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"),
-                cfg.getInt("env.max_episode_steps"), seed), episodes, seed, false))
+            Evaluator evaluator = pipeline.freshEvaluator(episodes, seed))
         {
             final Map<String, Object> state = new TorchCheckpointIO().read(ckpt);
             if (!(state.get("model") instanceof Map<?, ?> model))

@@ -105,12 +105,21 @@ final class TrainCommand implements Callable<Integer>
         {
             user = user.with("seed", seed);
         }
-        if (null != PendulumPipeline.algorithmOf(user))
-        {
-            return trainControl(new PendulumPipeline(user));
-        }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
+        final String control = PendulumPipeline.algorithmOf(user);
+        if (null != control)
+        {
+            if (dist.distributed())
+            {
+                // N ranks would otherwise run N independent jobs into one folder and report success.
+                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "policy.type: " + control
+                    + " trains on one rank only (its fused update has no gradient all-reduce yet), got WORLD_SIZE="
+                    + dist.worldSize() + "; run it without ding4j launch, or train dqn on " + dist.worldSize()
+                    + " ranks");
+            }
+            return trainControl(new PendulumPipeline(user));
+        }
         pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();

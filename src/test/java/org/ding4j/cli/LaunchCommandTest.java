@@ -49,6 +49,18 @@ class LaunchCommandTest
         assertTrue(err.toString().contains("--master-port: expected a port when --nnodes > 1"), err::toString);
     }
 
+    /** TD3 and SAC train on one rank: under launch they refuse at once instead of running N separate jobs. */
+    @Test
+    void aTd3OrSacConfigOnSeveralRanksShouldBeRefusedNotRunAsSeparateJobs(@TempDir final Path dir)
+    {
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--", "train", "--config",
+            Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(), "--set",
+            "exp_name=" + dir.resolve("sac")), out::toString);
+        assertTrue((out.toString() + err).contains("policy.type: sac trains on one rank only (its fused update has no gradient "
+            + "all-reduce yet), got WORLD_SIZE=2"), out + "\n" + err);
+        assertTrue(!java.nio.file.Files.exists(dir.resolve("sac")), "nothing written");
+    }
+
     @Test
     void aFailingRankShouldStopTheOthersAndSetTheExitCode(@TempDir final Path dir)
     {

@@ -12,7 +12,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;

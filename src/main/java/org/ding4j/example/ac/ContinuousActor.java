@@ -1,6 +1,6 @@
 package org.ding4j.example.ac;
 
-import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.env.ResumableRandom;
 
 /** What a collector and an evaluator need of a continuous-action policy: actions for a batch of observations. */
 public interface ContinuousActor

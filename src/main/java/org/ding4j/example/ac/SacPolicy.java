@@ -11,7 +11,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;

@@ -9,7 +9,7 @@ import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
-import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;

@@ -1,6 +1,6 @@
 package org.ding4j.example.ac;
 
-import org.ding4j.example.dqn.ResumableRandom;
+import org.ding4j.env.ResumableRandom;
 
 /**
  * A uniform replay buffer of continuous-action transitions: a ring of fixed capacity (the oldest transition goes

@@ -1,21 +1,24 @@
 package org.ding4j.example.cartpole;
 
+import org.ding4j.env.Discrete;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.example.dqn.ResumableRandom;
-import org.ding4j.torch.FlatParameters;
 import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.torch.FlatParameters;
 
 /**
- * DI-engine's sample collector with epsilon-greedy exploration over a vector of {@link CartPole}s. Epsilon decays
- * exponentially in env steps, {@code end + (start - end) exp(-envstep / decay)}, computed once per
- * {@link #collect} call as DI-engine does. Transitions are assembled n-step: each env keeps its last n steps, and
+ * DI-engine's sample collector with epsilon-greedy exploration over a {@link VectorEnv} with {@link Discrete}
+ * actions. Epsilon decays exponentially in env steps, {@code end + (start - end) exp(-envstep / decay)}, computed once
+ * per {@link #collect} call as DI-engine does. Transitions are assembled n-step: each env keeps its last n steps, and
  * a transition leaves with {@code return = sum_k gamma^k r_k}, the observation n steps later and bootstrap
- * {@code gamma^n}; when an episode ends (failure or time limit, both terminal as in DI-engine's CartPole) the
- * pending steps leave with bootstrap 0. Not thread-safe.
+ * {@code gamma^n}. When an episode terminates the pending steps leave with bootstrap 0; when it is truncated (a time
+ * limit) they bootstrap from the final observation, unless {@code truncationBootstraps} is off (DI-engine's
+ * CartPole counts the time limit as a terminal step). Not thread-safe.
  */
 public final class Collector implements AutoCloseable
 {
-    private final CartPole envs;
+    private final VectorEnv envs;
     private final ReplayBuffer buffer;
     private final GreedyActor actor;
     private final ResumableRandom random;
@@ -24,48 +27,64 @@ public final class Collector implements AutoCloseable
     private final double epsDecay;
     private final int nstep;
     private final double discount;
-    private final int[] actions;
+    private final boolean truncationBootstraps;
+    private final int obsWidth;
+    private final int actionCount;
+    private final int[] greedy;
+    private final float[] actions;
+    private final float[] obs;
     private final float[][] pendingObs;
     private final int[][] pendingAction;
     private final float[][] pendingReward;
     private final int[] pendingCount;
     private final int[] pendingHead;
-    private final float[] next = new float[CartPole.OBS];
     private final double[] episodeReturn;
     private long envsteps;
     private long episodes;
     private double lastEpisodeReturn = Double.NaN;
 
     /**
-     * @param envs     the environments (reset already)
-     * @param buffer   where transitions go
-     * @param epsStart epsilon at env step 0
-     * @param epsEnd   epsilon's limit
-     * @param epsDecay decay constant, in env steps
-     * @param nstep    TD steps per transition
-     * @param discount gamma
-     * @param seed     the exploration generator's seed
+     * @param envs                 the environments (reset already), with a {@link Discrete} action space
+     * @param buffer               where transitions go
+     * @param epsStart             epsilon at env step 0
+     * @param epsEnd               epsilon's limit
+     * @param epsDecay             decay constant, in env steps
+     * @param nstep                TD steps per transition
+     * @param discount             gamma
+     * @param truncationBootstraps whether a truncated episode's last steps bootstrap from its final observation
+     * @param seed                 the exploration generator's seed
      */
-    public Collector(final CartPole envs, final ReplayBuffer buffer, final double epsStart, final double epsEnd,
-        final double epsDecay, final int nstep, final double discount, final long seed)
+    public Collector(final VectorEnv envs, final ReplayBuffer buffer, final double epsStart, final double epsEnd,
+        final double epsDecay, final int nstep, final double discount, final boolean truncationBootstraps,
+        final long seed)
     {
         if (nstep < 1 || !(epsDecay > 0) || !(discount >= 0 && discount <= 1))
         {
             throw new IllegalArgumentException("Collector: expected nstep >= 1, decay > 0, 0 <= discount <= 1; got "
                 + "nstep=" + nstep + " decay=" + epsDecay + " discount=" + discount);
         }
+        if (!(envs.actionSpace() instanceof Discrete discrete))
+        {
+            throw new IllegalArgumentException("Collector: DQN acts in a Discrete action space, got "
+                + envs.actionSpace());
+        }
         this.envs = envs;
         this.buffer = buffer;
-        this.actor = new GreedyActor(envs);
+        this.obsWidth = envs.observationSpace().flatSize();
+        this.actionCount = discrete.n();
+        this.actor = new GreedyActor(envs.size(), obsWidth, actionCount);
         this.random = new ResumableRandom(seed);
         this.epsStart = epsStart;
         this.epsEnd = epsEnd;
         this.epsDecay = epsDecay;
         this.nstep = nstep;
         this.discount = discount;
+        this.truncationBootstraps = truncationBootstraps;
         final int n = envs.size();
-        actions = new int[n];
-        pendingObs = new float[n][nstep * CartPole.OBS];
+        greedy = new int[n];
+        actions = new float[n];
+        obs = new float[n * obsWidth];
+        pendingObs = new float[n][nstep * obsWidth];
         pendingAction = new int[n][nstep];
         pendingReward = new float[n][nstep];
         pendingCount = new int[n];
@@ -89,46 +108,55 @@ public final class Collector implements AutoCloseable
     public int collect(final QNetwork net, final int nSample)
     {
         final double eps = epsilon();
+        final int n = envs.size();
         int pushedNow = 0;
         while (pushedNow < nSample)
         {
-            actor.act(net, actions);
-            final float[] obs = actor.observations();
-            for (int i = 0; i < envs.size(); i++)
+            System.arraycopy(envs.observations(), 0, obs, 0, obs.length);
+            actor.act(net, obs, greedy);
+            for (int i = 0; i < n; i++)
             {
-                final int a = random.nextDouble() < eps ? random.nextInt(CartPole.ACTIONS) : actions[i];
-                final boolean done = envs.step(i, a);
+                actions[i] = random.nextDouble() < eps ? random.nextInt(actionCount) : greedy[i];
+            }
+            envs.step(actions);
+            final float[] next = envs.observations();
+            final float[] last = envs.finalObservations();
+            for (int i = 0; i < n; i++)
+            {
                 envsteps++;
-                episodeReturn[i] += 1.0;
+                final float reward = (float)envs.rewards()[i];
+                episodeReturn[i] += reward;
                 // Append this step to env i's window (a ring of nstep entries).
                 final int slot = (pendingHead[i] + pendingCount[i]) % nstep;
-                System.arraycopy(obs, i * CartPole.OBS, pendingObs[i], slot * CartPole.OBS, CartPole.OBS);
-                pendingAction[i][slot] = a;
-                pendingReward[i][slot] = 1f;
+                System.arraycopy(obs, i * obsWidth, pendingObs[i], slot * obsWidth, obsWidth);
+                pendingAction[i][slot] = (int)actions[i];
+                pendingReward[i][slot] = reward;
                 pendingCount[i]++;
-                envs.observe(i, next, 0);
-                if (done)
+                if (envs.terminated()[i] || envs.truncated()[i])
                 {
+                    final boolean bootstrap = !envs.terminated()[i] && truncationBootstraps;
                     while (pendingCount[i] > 0)
                     {
-                        pushedNow += emit(i, 0f);
+                        pushedNow += emit(i, bootstrap ? (float)Math.pow(discount, pendingCount[i]) : 0f, last);
                     }
                     episodes++;
                     lastEpisodeReturn = episodeReturn[i];
                     episodeReturn[i] = 0.0;
-                    envs.reset(i);
                 }
                 else if (pendingCount[i] == nstep)
                 {
-                    pushedNow += emit(i, (float)Math.pow(discount, nstep));
+                    pushedNow += emit(i, (float)Math.pow(discount, nstep), next);
                 }
             }
         }
         return pushedNow;
     }
 
-    /** Pushes env i's oldest pending step with the return of the steps after it and the given bootstrap. */
-    private int emit(final int i, final float bootstrap)
+    /**
+     * Pushes env i's oldest pending step with the return of the steps after it, the given bootstrap and row i of
+     * {@code nextRows} as the observation it bootstraps from.
+     */
+    private int emit(final int i, final float bootstrap, final float[] nextRows)
     {
         final int head = pendingHead[i];
         double ret = 0.0;
@@ -138,7 +166,8 @@ public final class Collector implements AutoCloseable
             ret += gamma * pendingReward[i][(head + k) % nstep];
             gamma *= discount;
         }
-        buffer.push(pendingObs[i], head * CartPole.OBS, pendingAction[i][head], (float)ret, bootstrap, next, 0);
+        buffer.push(pendingObs[i], head * obsWidth, pendingAction[i][head], (float)ret, bootstrap, nextRows,
+            i * obsWidth);
         pendingHead[i] = (head + 1) % nstep;
         pendingCount[i]--;
         return 1;
@@ -200,6 +229,7 @@ public final class Collector implements AutoCloseable
         }
         random.state(explore);
         envs.restoreRandomStates(envStates.stream().mapToLong(v -> (Long)v).toArray());
+        envs.reset();
         // The restarted episodes begin with empty n-step windows and returns.
         java.util.Arrays.fill(pendingCount, 0);
         java.util.Arrays.fill(episodeReturn, 0.0);
@@ -219,5 +249,6 @@ public final class Collector implements AutoCloseable
     public void close()
     {
         actor.close();
+        envs.close();
     }
 }

@@ -18,15 +18,21 @@ import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.env.Discrete;
+import org.ding4j.env.Env;
+import org.ding4j.env.Space;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
 import org.ding4j.torch.Activation;
 
 /**
- * DQN on CartPole end to end, as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
+ * DQN end to end on any environment with a {@link Discrete} action space ({@code env.type}: {@code cartpole} by
+ * default, or a user's {@link Env} class), as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
  * {@code n_sample} transitions epsilon-greedily, push them, then {@code update_per_collect} times sample a batch,
  * {@code learner.train} it and feed the priorities back; evaluate every {@code eval_freq} updates (greedy, the same
  * seeded starts each time), save {@code ckpt_best.pth.tar} on a new best return, and stop at {@code stop_value},
@@ -63,10 +69,9 @@ public final class DqnPipeline
         .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
         .rule("env.stop_value", ValueRule.POSITIVE_NUMBER)
         .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
-        .rule("policy.model.obs_shape", v -> Long.valueOf(CartPole.OBS).equals(v) ? null
-            : "expected " + CartPole.OBS + " (CartPole's observation width)")
-        .rule("policy.model.action_shape", v -> Long.valueOf(CartPole.ACTIONS).equals(v) ? null
-            : "expected " + CartPole.ACTIONS + " (CartPole's actions)")
+        .rule("env.type", EnvTypes::check)
+        .rule("policy.model.obs_shape", ValueRule.integerIn(1, MAX_WIDTH))
+        .rule("policy.model.action_shape", ValueRule.integerIn(1, MAX_WIDTH))
         .rule("policy.model.encoder_hidden_size_list", DqnPipeline::positiveWidths)
         .rule("policy.model.activation", v -> v instanceof String s && null != Activation.spelled(s) ? null
             : "expected " + Activation.CHOICES)
@@ -86,7 +91,7 @@ public final class DqnPipeline
         .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
         .rule("policy.other.eps.type", v -> "exp".equals(v) ? null : "expected exp (exponential decay)")
         .rule("policy.other.eps.decay", ValueRule.POSITIVE_NUMBER)
-        .rule("policy.other.replay_buffer.replay_buffer_size", DqnPipeline::replayBufferSize)
+        .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, Integer.MAX_VALUE))
         .rule("pipeline.mode", v -> "serial".equals(v) || "parallel".equals(v) ? null : "expected serial or parallel")
         .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
         .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
@@ -202,6 +207,7 @@ public final class DqnPipeline
             throw new ConfigException("learner.dataloader.num_workers", workers + ", got "
                 + learner.get("dataloader.num_workers"));
         }
+        checkSpaces(cfg);
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
         {
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
@@ -413,13 +419,64 @@ public final class DqnPipeline
         return null;
     }
 
-    /** The buffer holds its transitions on the heap: at most half of it, so the run has room for the rest. */
-    private static String replayBufferSize(final Object v)
+    /**
+     * The env's spaces against the config: a {@link Discrete} action space of {@code action_shape} actions, an
+     * observation of {@code obs_shape} floats, and a replay buffer that fits in half the heap at that width.
+     */
+    private static void checkSpaces(final Config cfg)
     {
-        final long max = Runtime.getRuntime().maxMemory() / 2 / ReplayBuffer.bytesPerTransition(CartPole.OBS);
-        final String problem = ValueRule.integerIn(1, Math.min(Integer.MAX_VALUE, max)).check(v);
-        return null == problem ? null : problem + " (" + ReplayBuffer.bytesPerTransition(CartPole.OBS)
-            + " bytes per transition, at most half of the JVM's " + (Runtime.getRuntime().maxMemory() >> 20)
-            + " MiB heap; raise -Xmx for more)";
+        final String type = cfg.getString("env.type");
+        final Space actions;
+        final int obsWidth;
+        try (Env probe = EnvTypes.factory(type, 1).apply(0))
+        {
+            actions = probe.actionSpace();
+            obsWidth = probe.observationSpace().flatSize();
+        }
+        if (!(actions instanceof Discrete discrete))
+        {
+            throw new ConfigException("env.type", "expected an environment with a Discrete action space (DQN picks "
+                + "one of n actions), got " + type + " with " + actions);
+        }
+        if (obsWidth != cfg.getInt("policy.model.obs_shape"))
+        {
+            throw new ConfigException("policy.model.obs_shape", "expected " + obsWidth + " (" + type + "'s observation "
+                + "width), got " + cfg.get("policy.model.obs_shape"));
+        }
+        if (discrete.n() != cfg.getInt("policy.model.action_shape"))
+        {
+            throw new ConfigException("policy.model.action_shape", "expected " + discrete.n() + " (" + type + "'s "
+                + "actions), got " + cfg.get("policy.model.action_shape"));
+        }
+        final long max = Runtime.getRuntime().maxMemory() / 2 / ReplayBuffer.bytesPerTransition(obsWidth);
+        final long size = cfg.getLong("policy.other.replay_buffer.replay_buffer_size");
+        if (size > max)
+        {
+            throw new ConfigException("policy.other.replay_buffer.replay_buffer_size", "expected an integer in [1, "
+                + max + "], got " + size + " (" + ReplayBuffer.bytesPerTransition(obsWidth) + " bytes per transition, "
+                + "at most half of the JVM's " + (Runtime.getRuntime().maxMemory() >> 20) + " MiB heap; raise -Xmx "
+                + "for more)");
+        }
+    }
+
+    /**
+     * @param cfg the checked config
+     * @param n   how many envs
+     * @return {@code n} envs of {@code env.type}, each with the {@code env.max_episode_steps} time limit, not reset
+     */
+    static VectorEnv envs(final Config cfg, final int n)
+    {
+        return VectorEnv.sync(EnvTypes.factory(cfg.getString("env.type"), cfg.getInt("env.max_episode_steps")), n);
+    }
+
+    /**
+     * @param episodes episodes per evaluation
+     * @param seed     the start states' seed
+     * @return an evaluator on {@code env.evaluator_env_num} envs of this config whose every evaluation starts fresh
+     *     episodes from the envs' generators ({@code ding4j eval})
+     */
+    public Evaluator freshEvaluator(final int episodes, final long seed)
+    {
+        return new Evaluator(envs(cfg, cfg.getInt("env.evaluator_env_num")), episodes, seed, false);
     }
 }

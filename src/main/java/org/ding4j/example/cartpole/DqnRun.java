@@ -15,11 +15,12 @@ import org.ding4j.config.Config;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.dqn.ReplayBuffer;
-import org.ding4j.example.dqn.ResumableRandom;
 import org.ding4j.learner.BaseLearner;
 
 /**
@@ -74,18 +75,20 @@ final class DqnRun implements AutoCloseable
             distTraining = null;
         }
         rankSeed = seed + 100_000L * dist.rank();
-        buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), CartPole.OBS,
+        final int obsWidth = cfg.getInt("policy.model.obs_shape");
+        buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), obsWidth,
             cfg.getBoolean("policy.other.replay_buffer.priority"),
             cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
             cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
-        final int maxSteps = cfg.getInt("env.max_episode_steps");
-        collector = new Collector(new CartPole(cfg.getInt("env.collector_env_num"), maxSteps, rankSeed), buffer,
-            cfg.getDouble("policy.other.eps.start"), cfg.getDouble("policy.other.eps.end"),
-            cfg.getDouble("policy.other.eps.decay"), cfg.getInt("policy.nstep"),
-            cfg.getDouble("policy.discount_factor"), rankSeed + 1);
+        final VectorEnv collectEnvs = DqnPipeline.envs(cfg, cfg.getInt("env.collector_env_num"));
+        collectEnvs.reset(rankSeed);
+        collector = new Collector(collectEnvs, buffer, cfg.getDouble("policy.other.eps.start"),
+            cfg.getDouble("policy.other.eps.end"), cfg.getDouble("policy.other.eps.decay"), cfg.getInt("policy.nstep"),
+            cfg.getDouble("policy.discount_factor"), cfg.getBoolean("policy.collect.truncation_bootstraps"),
+            rankSeed + 1);
         // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
-        schedule = new EvalSchedule(new Evaluator(new CartPole(cfg.getInt("env.evaluator_env_num"), maxSteps,
-            seed + 10_000), cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
+        schedule = new EvalSchedule(new Evaluator(DqnPipeline.envs(cfg, cfg.getInt("env.evaluator_env_num")),
+            cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
             cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
         // Checkpoints carry the run, not only the learner: a resume keeps the best return, the schedule and the
         // random streams (exploration, env starts, sampling), so it continues them instead of replaying its seed's.

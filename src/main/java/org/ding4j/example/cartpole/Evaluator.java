@@ -1,13 +1,16 @@
 package org.ding4j.example.cartpole;
 
+import org.ding4j.env.Discrete;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 
 /**
- * DI-engine's evaluator: greedy episodes over a vector of {@link CartPole}s. With {@code reseed} every evaluation
- * re-seeds the environments first, so it replays the same start states each time (DI-engine's protocol during
- * training); without it each episode starts fresh from the environments' generators (the stricter check of
- * {@code ding4j eval}). Episodes are spread over the environments as evenly as possible. Not thread-safe.
+ * DI-engine's evaluator: greedy episodes over a {@link VectorEnv} with {@link Discrete} actions, the return of each
+ * the sum of its rewards. With {@code reseed} every evaluation re-seeds the environments first, so it replays the
+ * same start states each time (DI-engine's protocol during training); without it each episode starts fresh from the
+ * environments' generators (the stricter check of {@code ding4j eval}). Episodes are spread over the environments as
+ * evenly as possible. Not thread-safe.
  */
 public final class Evaluator implements AutoCloseable
 {
@@ -23,36 +26,45 @@ public final class Evaluator implements AutoCloseable
     {
     }
 
-    private final CartPole envs;
+    private final VectorEnv envs;
     private final GreedyActor actor;
     private final int episodes;
     private final long seed;
     private final boolean reseed;
-    private final int[] actions;
+    private final int[] greedy;
+    private final float[] actions;
     private final int[] quota;
     private final boolean[] running;
+    private final double[] episodeReturn;
 
     /**
      * @param envs     the environments
      * @param episodes episodes per evaluation
-     * @param seed     the environments' seed
+     * @param seed     the environments' seed ({@link VectorEnv#reset(long)})
      * @param reseed   whether each evaluation starts from the same seeded starts
      */
-    public Evaluator(final CartPole envs, final int episodes, final long seed, final boolean reseed)
+    public Evaluator(final VectorEnv envs, final int episodes, final long seed, final boolean reseed)
     {
         if (episodes < 1)
         {
             throw new IllegalArgumentException("n_evaluator_episode: expected a positive integer, got " + episodes);
         }
+        if (!(envs.actionSpace() instanceof Discrete discrete))
+        {
+            throw new IllegalArgumentException("Evaluator: DQN acts in a Discrete action space, got "
+                + envs.actionSpace());
+        }
         this.envs = envs;
-        this.actor = new GreedyActor(envs);
+        this.actor = new GreedyActor(envs.size(), envs.observationSpace().flatSize(), discrete.n());
         this.episodes = episodes;
         this.seed = seed;
         this.reseed = reseed;
-        actions = new int[envs.size()];
+        greedy = new int[envs.size()];
+        actions = new float[envs.size()];
         quota = new int[envs.size()];
         running = new boolean[envs.size()];
-        envs.seed(seed);
+        episodeReturn = new double[envs.size()];
+        envs.reset(seed);
     }
 
     /**
@@ -77,16 +89,17 @@ public final class Evaluator implements AutoCloseable
         final int n = envs.size();
         if (reseed)
         {
-            envs.seed(seed);
+            envs.reset(seed);
+        }
+        else
+        {
+            envs.reset();
         }
         for (int i = 0; i < n; i++)
         {
             quota[i] = episodes / n + (i < episodes % n ? 1 : 0);
             running[i] = quota[i] > 0;
-            if (!reseed)
-            {
-                envs.reset(i);
-            }
+            episodeReturn[i] = 0.0;
         }
         double sum = 0.0;
         double min = Double.POSITIVE_INFINITY;
@@ -94,17 +107,28 @@ public final class Evaluator implements AutoCloseable
         int done = 0;
         while (done < episodes)
         {
-            actor.act(net, actions);
+            actor.act(net, envs.observations(), greedy);
             for (int i = 0; i < n; i++)
             {
-                if (running[i] && envs.step(i, actions[i]))
+                actions[i] = greedy[i];
+            }
+            // Every env steps (they are independent); those past their quota are not counted.
+            envs.step(actions);
+            for (int i = 0; i < n; i++)
+            {
+                if (!running[i])
                 {
-                    final double ret = envs.episodeSteps(i);
+                    continue;
+                }
+                episodeReturn[i] += envs.rewards()[i];
+                if (envs.terminated()[i] || envs.truncated()[i])
+                {
+                    final double ret = episodeReturn[i];
                     sum += ret;
                     min = Math.min(min, ret);
                     max = Math.max(max, ret);
                     done++;
-                    envs.reset(i);
+                    episodeReturn[i] = 0.0;
                     running[i] = --quota[i] > 0;
                 }
             }
@@ -116,5 +140,6 @@ public final class Evaluator implements AutoCloseable
     public void close()
     {
         actor.close();
+        envs.close();
     }
 }

@@ -12,14 +12,15 @@ import org.ding4j.torch.FusedDqnUpdate;
 import org.ding4j.torch.NativeOwner;
 
 /**
- * Greedy actions for a vector of environments from one batched forward of a Q-network: the observations go into a
+ * Greedy actions for rows of observations from one batched forward of a Q-network: the observations go into a
  * preallocated input tensor (one bulk copy), the Q-values come back through one bulk copy, and the argmax is taken
  * in Java. Not thread-safe; one per thread. It owns its tensors (a caller's scope does not free them).
  */
 final class GreedyActor implements AutoCloseable
 {
-    private final CartPole envs;
-    private final float[] obs;
+    private final int rows;
+    private final int obsWidth;
+    private final int actionCount;
     private final float[] q;
     private final NativeOwner natives = new NativeOwner("GreedyActor");
     private final Tensor input;
@@ -31,14 +32,20 @@ final class GreedyActor implements AutoCloseable
     private FusedDqnUpdate fused;
     private FusedDqnUpdate.Forward binding;
 
-    GreedyActor(final CartPole envs)
+    /**
+     * @param rows        observations per call (the vector env's size)
+     * @param obsWidth    floats per observation
+     * @param actionCount the Q-network's outputs
+     */
+    GreedyActor(final int rows, final int obsWidth, final int actionCount)
     {
-        this.envs = envs;
-        obs = new float[envs.size() * CartPole.OBS];
-        q = new float[envs.size() * CartPole.ACTIONS];
-        input = natives.own(torch.zeros(envs.size(), CartPole.OBS));
+        this.rows = rows;
+        this.obsWidth = obsWidth;
+        this.actionCount = actionCount;
+        q = new float[rows * actionCount];
+        input = natives.own(torch.zeros(rows, obsWidth));
         inputData = new FloatPointer(input.data_ptr());
-        output = natives.own(torch.zeros(envs.size(), CartPole.ACTIONS));
+        output = natives.own(torch.zeros(rows, actionCount));
         outputData = new FloatPointer(output.data_ptr());
     }
 
@@ -57,37 +64,22 @@ final class GreedyActor implements AutoCloseable
         {
             fused.close();
         }
-        fused = new FusedDqnUpdate(params, params, hidden, CartPole.OBS, CartPole.ACTIONS, dueling, net.activation(),
-            envs.size(), DqnPolicy.layerOffsets(params, hidden, dueling));
+        fused = new FusedDqnUpdate(params, params, hidden, obsWidth, actionCount, dueling, net.activation(), rows,
+            DqnPolicy.layerOffsets(params, hidden, dueling));
         binding = fused.bindForward(params, input, output);
         fusedNet = net;
     }
 
-    /** @return the environments it observes */
-    CartPole envs()
-    {
-        return envs;
-    }
-
-    /** @return the observations of the last {@link #act} call, row-major [envs, obs] */
-    float[] observations()
-    {
-        return obs;
-    }
-
     /**
-     * Observes every environment and fills {@code actions} with the greedy action of each.
+     * Fills {@code actions} with the greedy action of each observation row (ties to the lowest index).
      *
      * @param net     the Q-network
-     * @param actions one per environment
+     * @param obs     {@code [rows, obs]} row-major
+     * @param actions one per row
      */
-    void act(final QNetwork net, final int[] actions)
+    void act(final QNetwork net, final float[] obs, final int[] actions)
     {
-        for (int i = 0; i < envs.size(); i++)
-        {
-            envs.observe(i, obs, i * CartPole.OBS);
-        }
-        inputData.put(obs);
+        inputData.put(obs, 0, rows * obsWidth);
         if (net == fusedNet)
         {
             fused.qValues(binding);
@@ -100,12 +92,12 @@ final class GreedyActor implements AutoCloseable
             }
         }
         outputData.get(q);
-        for (int i = 0; i < actions.length; i++)
+        for (int i = 0; i < rows; i++)
         {
             int best = 0;
-            for (int a = 1; a < CartPole.ACTIONS; a++)
+            for (int a = 1; a < actionCount; a++)
             {
-                if (q[i * CartPole.ACTIONS + a] > q[i * CartPole.ACTIONS + best])
+                if (q[i * actionCount + a] > q[i * actionCount + best])
                 {
                     best = a;
                 }

@@ -74,7 +74,7 @@ final class ParallelDriver implements AutoCloseable
         ring = new DqnBatch[6];
         for (int i = 0; i < ring.length; i++)
         {
-            ring[i] = new DqnBatch(settings.batchSize(), CartPole.OBS);
+            ring[i] = new DqnBatch(settings.batchSize(), settings.obs());
         }
         collectorThread.setDaemon(true);
     }

@@ -37,7 +37,7 @@ final class SerialLoop implements TrainingLoop, AutoCloseable
         this.policy = run.policy();
         this.buffer = run.buffer();
         this.collector = run.collector();
-        this.batch = new DqnBatch(policy.settings().batchSize(), CartPole.OBS);
+        this.batch = new DqnBatch(policy.settings().batchSize(), policy.settings().obs());
         this.nSample = run.config().getInt("policy.collect.n_sample");
         this.updatePerCollect = run.config().getInt("policy.learn.update_per_collect");
         this.maxEnvStep = run.config().getLong("pipeline.max_env_step");

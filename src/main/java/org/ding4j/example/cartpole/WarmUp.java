@@ -27,21 +27,26 @@ final class WarmUp
         }
         final DqnPolicy.Settings settings = DqnPipeline.policySettings(cfg);
         final SplittableRandom random = new SplittableRandom(-1);
-        final ReplayBuffer buffer = new ReplayBuffer(2 * settings.batchSize(), CartPole.OBS, false, 0, 0, -1);
-        final float[] obs = new float[CartPole.OBS];
+        final int width = settings.obs();
+        final ReplayBuffer buffer = new ReplayBuffer(2 * settings.batchSize(), width, false, 0, 0, -1);
+        final float[] obs = new float[width];
         for (int i = 0; i < 2 * settings.batchSize(); i++)
         {
             for (int k = 0; k < obs.length; k++)
             {
                 obs[k] = (float)random.nextDouble(-0.1, 0.1);
             }
-            buffer.push(obs, 0, random.nextInt(CartPole.ACTIONS), 1f, 0.97f, obs, 0);
+            buffer.push(obs, 0, random.nextInt(settings.actions()), 1f, 0.97f, obs, 0);
         }
+        final int collectRows = cfg.getInt("env.collector_env_num");
+        final int evalRows = cfg.getInt("env.evaluator_env_num");
+        final float[] collectObs = new float[collectRows * width];
+        final float[] evalObs = new float[evalRows * width];
         final LogSink sink = LogSink.discard();
         try (DqnPolicy policy = new DqnPolicy(settings);
-            DqnBatch batch = new DqnBatch(settings.batchSize(), CartPole.OBS);
-            GreedyActor collect = new GreedyActor(new CartPole(cfg.getInt("env.collector_env_num"), 200, -1));
-            GreedyActor evaluate = new GreedyActor(new CartPole(cfg.getInt("env.evaluator_env_num"), 200, -1)))
+            DqnBatch batch = new DqnBatch(settings.batchSize(), width);
+            GreedyActor collect = new GreedyActor(collectRows, width, settings.actions());
+            GreedyActor evaluate = new GreedyActor(evalRows, width, settings.actions()))
         {
             policy.registerLogVars(sink);
             // Warm the path the run takes.
@@ -51,14 +56,14 @@ final class WarmUp
                 collect.fuse(policy.online(), policy.parameters(), settings.hidden(), settings.dueling());
                 evaluate.fuse(policy.online(), policy.parameters(), settings.hidden(), settings.dueling());
             }
-            final int[] collectActions = new int[cfg.getInt("env.collector_env_num")];
-            final int[] evalActions = new int[cfg.getInt("env.evaluator_env_num")];
+            final int[] collectActions = new int[collectRows];
+            final int[] evalActions = new int[evalRows];
             for (int i = 0; i < updates && !StopSignals.requested(); i++)
             {
                 buffer.sample(batch);
                 policy.forward(batch, sink);
-                collect.act(policy.online(), collectActions);
-                evaluate.act(policy.online(), evalActions);
+                collect.act(policy.online(), collectObs, collectActions);
+                evaluate.act(policy.online(), evalObs, evalActions);
             }
         }
     }

@@ -1,2 +1,2 @@
-/** The RL example's environment and job, as DI-engine's dizoo sits beside ding: CartPole, collector, evaluator and the DQN pipeline on the learner's one lifecycle. */
+/** The DQN job, as DI-engine's dizoo sits beside ding: collector, evaluator and the DQN pipeline on the learner's one lifecycle, on any environment with a Discrete action space. */
 package org.ding4j.example.cartpole;

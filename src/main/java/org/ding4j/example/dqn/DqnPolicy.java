@@ -38,9 +38,10 @@ import org.ding4j.torch.NativeOwner;
  * preallocated and filled in place (no tensor is built from Java data per update); each update's temporaries live
  * in one {@link PointerScope}.
  * <p>
- * {@link #stateDict()} is DI-engine's: {@code model}, {@code target_model} and {@code optimizer}, in PyTorch's
- * layout. Not thread-safe: the learner's training thread only ({@link #online()} may be read by a collector on the
- * same thread, or copied under the caller's own synchronisation). Every native object it keeps has one owner
+ * {@link #stateDict()} is DI-engine's ({@code model}, {@code target_model}, {@code optimizer}, in PyTorch's
+ * layout) plus {@code updates}, the count the target-sync schedule runs on. Not thread-safe: the learner's training
+ * thread only ({@link #online()} may be read by a collector on the same thread, or copied under the caller's own
+ * synchronisation). Every native object it keeps has one owner
  * (the nets, the flat buffers, the optimizer, {@link NativeOwner} for the rest), so a caller's
  * {@link PointerScope} open while it is built frees none of them.
  */
@@ -382,6 +383,8 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         state.put("model", params.stateDict());
         state.put("target_model", targetParams.stateDict());
         state.put("optimizer", optimizer.stateDict());
+        // The target-sync schedule counts updates: a resume at update 137 must sync at 200, not 237.
+        state.put("updates", updates);
         return state;
     }
 
@@ -394,12 +397,20 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
             throw new IllegalArgumentException("DQN state dict: 'optimizer' is missing, so Adam would restart from "
                 + "zero moments; set policy.learn.fresh_optimizer_on_resume: true to accept that");
         }
+        final Object done = state.getOrDefault("updates", 0L);
+        if (!(done instanceof Long count) || count < 0)
+        {
+            throw new IllegalArgumentException("DQN state dict: 'updates' must be an integer >= 0 (the target-sync "
+                + "schedule's count), got " + done);
+        }
         params.loadStateDict(section(state, "model"), true);
         targetParams.loadStateDict(section(state, "target_model"), true);
         if (state.containsKey("optimizer"))
         {
             optimizer.loadStateDict((Map<String, Object>)state.get("optimizer"));
         }
+        // A state without the count (DI-engine's, or ding4j's before it was saved) resumes the schedule from 0.
+        updates = (Long)done;
     }
 
     private static Map<?, ?> section(final Map<String, Object> state, final String key)

@@ -1,5 +1,6 @@
 package org.ding4j.example.dqn;
 
+import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.PriorityFeedback;
 
 /**

@@ -3,40 +3,46 @@ package org.ding4j.example.pendulum;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.ding4j.env.Box;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.ac.ContinuousActor;
 import org.ding4j.example.ac.TransitionBuffer;
-import org.ding4j.example.dqn.ResumableRandom;
 
 /**
- * DI-engine's serial sample collector on vectorised Pendulum envs: each step acts on every env at once (the
- * policy's exploring action, or a uniform random one while the buffer holds fewer than {@code random_collect_size}
- * transitions), scales the [-1, 1] action to the torque range ({@code act_scale}), and stores the transition. An
- * episode ends at the time limit: a truncation, so the stored transition still bootstraps. Not thread-safe.
+ * DI-engine's serial sample collector for TD3 and SAC on a {@link VectorEnv} with a bounded {@link Box} action
+ * space: each step acts on every env at once (the policy's exploring action, or a uniform random one while the
+ * buffer holds fewer than {@code random_collect_size} transitions), scales the [-1, 1] action onto the space's
+ * bounds, and stores the transition with the actor's action. A terminated episode stores no bootstrap; a truncated
+ * one (a time limit) still bootstraps from its final observation. Not thread-safe.
  */
-final class PendulumCollector
+final class PendulumCollector implements AutoCloseable
 {
-    private final Pendulum envs;
+    private final VectorEnv envs;
     private final TransitionBuffer buffer;
     private final ResumableRandom explore;
     private final long randomCollect;
+    private final ActionScale scale;
+    private final int obsWidth;
+    private final int actionWidth;
     private final float[] obs;
-    private final float[] nextObs;
     private final float[] actions;
+    private final float[] envActions;
     private long envsteps;
 
-    PendulumCollector(final Pendulum envs, final TransitionBuffer buffer, final long randomCollect, final long seed)
+    /** @param envs the environments, reset already */
+    PendulumCollector(final VectorEnv envs, final TransitionBuffer buffer, final long randomCollect, final long seed)
     {
         this.envs = envs;
         this.buffer = buffer;
         this.randomCollect = randomCollect;
         this.explore = new ResumableRandom(seed);
-        obs = new float[envs.size() * Pendulum.OBS];
-        nextObs = new float[envs.size() * Pendulum.OBS];
-        actions = new float[envs.size() * Pendulum.ACTION];
-        for (int i = 0; i < envs.size(); i++)
-        {
-            envs.observe(i, obs, i * Pendulum.OBS);
-        }
+        this.scale = new ActionScale((Box)envs.actionSpace());
+        obsWidth = envs.observationSpace().flatSize();
+        actionWidth = envs.actionSpace().flatSize();
+        obs = envs.observations().clone();
+        actions = new float[envs.size() * actionWidth];
+        envActions = new float[actions.length];
     }
 
     /** Collects at least {@code n} transitions (whole vector steps), random ones first if the buffer is short. */
@@ -56,19 +62,15 @@ final class PendulumCollector
             {
                 actor.act(obs, envs.size(), actions, explore);
             }
+            scale.apply(actions, envActions, envs.size());
+            envs.step(envActions);
             for (int i = 0; i < envs.size(); i++)
             {
-                final double reward = envs.step(i, Pendulum.MAX_TORQUE * actions[i * Pendulum.ACTION]);
-                envs.observe(i, nextObs, i * Pendulum.OBS);
-                buffer.push(obs, i * Pendulum.OBS, actions, i * Pendulum.ACTION, reward, nextObs, i * Pendulum.OBS,
-                    false);
-                if (envs.truncated(i))
-                {
-                    envs.reset(i);
-                    envs.observe(i, nextObs, i * Pendulum.OBS);
-                }
+                final boolean ended = envs.terminated()[i] || envs.truncated()[i];
+                buffer.push(obs, i * obsWidth, actions, i * actionWidth, envs.rewards()[i],
+                    ended ? envs.finalObservations() : envs.observations(), i * obsWidth, envs.terminated()[i]);
             }
-            System.arraycopy(nextObs, 0, obs, 0, obs.length);
+            System.arraycopy(envs.observations(), 0, obs, 0, obs.length);
             envsteps += envs.size();
         }
     }
@@ -94,5 +96,12 @@ final class PendulumCollector
         }
         explore.state(e);
         buffer.restoreRandomState(r);
+    }
+
+    /** Closes the envs. */
+    @Override
+    public void close()
+    {
+        envs.close();
     }
 }

@@ -2,51 +2,68 @@ package org.ding4j.example.pendulum;
 
 import java.util.List;
 
+import org.ding4j.env.Box;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.ac.ContinuousActor;
 
 /**
- * DI-engine's evaluator on Pendulum: {@code n_evaluator_episode} whole episodes with the deterministic action, run
- * side by side, the mean undiscounted return. As DI-engine's evaluator envs do, each evaluation starts its episodes
- * from fresh random states, drawn from the evaluator's own streams (seeded apart from the collector's and saved in
- * checkpoints): a fixed set of starts could hold a good policy just short of the stop value for ever.
+ * DI-engine's evaluator for TD3 and SAC: one whole episode per env with the deterministic action, run side by side,
+ * the mean undiscounted return. As DI-engine's evaluator envs do, each evaluation starts its episodes from fresh
+ * random states, drawn from the envs' own streams (seeded apart from the collector's and saved in checkpoints): a
+ * fixed set of starts could hold a good policy just short of the stop value for ever. Not thread-safe.
  */
-final class PendulumEvaluator
+final class PendulumEvaluator implements AutoCloseable
 {
-    private final Pendulum envs;
+    private final VectorEnv envs;
+    private final ActionScale scale;
     private final int episodes;
-    private final int maxSteps;
-    private final float[] obs;
     private final float[] actions;
+    private final float[] envActions;
     private final double[] returns;
+    private final boolean[] running;
 
-    PendulumEvaluator(final int episodes, final int maxSteps, final long seed)
+    /**
+     * @param envs one env per episode
+     * @param seed the envs' seed ({@link VectorEnv#reset(long)})
+     */
+    PendulumEvaluator(final VectorEnv envs, final long seed)
     {
-        this.episodes = episodes;
-        this.maxSteps = maxSteps;
-        envs = new Pendulum(episodes, maxSteps, seed);
-        obs = new float[episodes * Pendulum.OBS];
-        actions = new float[episodes * Pendulum.ACTION];
+        this.envs = envs;
+        this.scale = new ActionScale((Box)envs.actionSpace());
+        episodes = envs.size();
+        actions = new float[episodes * envs.actionSpace().flatSize()];
+        envActions = new float[actions.length];
         returns = new double[episodes];
+        running = new boolean[episodes];
+        // Each env plays one episode per evaluation, started by the next evaluation's reset: no start is drawn at
+        // an episode's end that nobody would play.
+        envs.autoReset(false);
+        envs.reset(seed);
     }
 
     /** @return the mean return over the episodes */
     double evaluate(final ContinuousActor actor)
     {
-        for (int i = 0; i < episodes; i++)
+        envs.reset();
+        java.util.Arrays.fill(returns, 0);
+        java.util.Arrays.fill(running, true);
+        int left = episodes;
+        while (left > 0)
         {
-            envs.reset(i);
-            returns[i] = 0;
-        }
-        for (int t = 0; t < maxSteps; t++)
-        {
+            actor.act(envs.observations(), episodes, actions, null);
+            scale.apply(actions, envActions, episodes);
+            envs.step(envActions);
             for (int i = 0; i < episodes; i++)
             {
-                envs.observe(i, obs, i * Pendulum.OBS);
-            }
-            actor.act(obs, episodes, actions, null);
-            for (int i = 0; i < episodes; i++)
-            {
-                returns[i] += envs.step(i, Pendulum.MAX_TORQUE * actions[i * Pendulum.ACTION]);
+                if (running[i])
+                {
+                    returns[i] += envs.rewards()[i];
+                    if (envs.terminated()[i] || envs.truncated()[i])
+                    {
+                        running[i] = false;
+                        left--;
+                    }
+                }
             }
         }
         return java.util.Arrays.stream(returns).sum() / episodes;
@@ -74,5 +91,12 @@ final class PendulumEvaluator
                 + state);
         }
         envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
+    }
+
+    /** Closes the envs. */
+    @Override
+    public void close()
+    {
+        envs.close();
     }
 }

@@ -21,17 +21,23 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.env.Box;
+import org.ding4j.env.Env;
+import org.ding4j.env.Space;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.ac.ActorCritic;
 import org.ding4j.example.ac.ControlBatch;
 import org.ding4j.example.ac.SacPolicy;
 import org.ding4j.example.ac.Td3Policy;
 import org.ding4j.example.ac.TransitionBuffer;
+import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
 import org.ding4j.learner.TrainingLoop;
 
 /**
- * DI-engine's serial pipeline for TD3 and SAC on Pendulum-v1 through {@link BaseLearner}: random transitions first
+ * DI-engine's serial pipeline for TD3 and SAC through {@link BaseLearner}, on any environment with a bounded
+ * {@link Box} action space ({@code env.type}: {@code pendulum}, Pendulum-v1, by default): random transitions first
  * ({@code random_collect_size}), then rounds of evaluate (every {@code eval_freq} updates) / collect
  * {@code n_sample} steps / {@code update_per_collect} updates on uniform replay samples, until the evaluation
  * return reaches {@code stop_value} or a limit is hit. {@code policy.type} ({@code td3} or {@code sac}) picks the
@@ -71,10 +77,9 @@ public final class PendulumPipeline
             .rule("env.collector_env_num", ValueRule.integerIn(1, 4096))
             .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
             .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
-            .rule("policy.model.obs_shape", v -> Long.valueOf(Pendulum.OBS).equals(v) ? null
-                : "expected " + Pendulum.OBS + " (Pendulum's observation: cos, sin, angular velocity)")
-            .rule("policy.model.action_shape", v -> Long.valueOf(Pendulum.ACTION).equals(v) ? null
-                : "expected " + Pendulum.ACTION + " (Pendulum's one torque)")
+            .rule("env.type", EnvTypes::check)
+            .rule("policy.model.obs_shape", ValueRule.integerIn(1, 1 << 16))
+            .rule("policy.model.action_shape", ValueRule.integerIn(1, 1 << 16))
             .rule("policy.model.twin_critic", v -> Boolean.TRUE.equals(v) ? null
                 : "expected true (ding4j's TD3 and SAC always learn twin critics)")
             .rule("policy.model.actor_head_hidden_size", ValueRule.integerIn(1, 1 << 16))
@@ -159,12 +164,47 @@ public final class PendulumPipeline
         }
         this.cfg = ("td3".equals(algorithm) ? TD3 : SAC).apply(user);
         BaseLearner.checkConfig(cfg.child("learner"));
+        checkSpaces(cfg);
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
         {
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size ("
                 + cfg.getInt("policy.other.replay_buffer.replay_buffer_size") + "), got "
                 + cfg.getInt("policy.learn.batch_size"));
         }
+    }
+
+    /** The env's spaces against the config: a bounded {@link Box} of {@code action_shape} entries, the obs width. */
+    private static void checkSpaces(final Config cfg)
+    {
+        final String type = cfg.getString("env.type");
+        final Space actions;
+        final int obsWidth;
+        try (Env probe = EnvTypes.factory(type, 1).apply(0))
+        {
+            actions = probe.actionSpace();
+            obsWidth = probe.observationSpace().flatSize();
+        }
+        if (!(actions instanceof Box box) || !box.isBounded())
+        {
+            throw new ConfigException("env.type", "expected an environment with a bounded Box action space (TD3 and "
+                + "SAC act in [-1, 1], scaled onto its bounds), got " + type + " with " + actions);
+        }
+        if (obsWidth != cfg.getInt("policy.model.obs_shape"))
+        {
+            throw new ConfigException("policy.model.obs_shape", "expected " + obsWidth + " (" + type + "'s observation "
+                + "width), got " + cfg.get("policy.model.obs_shape"));
+        }
+        if (box.flatSize() != cfg.getInt("policy.model.action_shape"))
+        {
+            throw new ConfigException("policy.model.action_shape", "expected " + box.flatSize() + " (" + type + "'s "
+                + "action width), got " + cfg.get("policy.model.action_shape"));
+        }
+    }
+
+    /** @return {@code n} envs of {@code env.type}, each with the {@code env.max_episode_steps} time limit, not reset */
+    private VectorEnv envs(final int n)
+    {
+        return VectorEnv.sync(EnvTypes.factory(cfg.getString("env.type"), cfg.getInt("env.max_episode_steps")), n);
     }
 
     /**
@@ -214,7 +254,7 @@ public final class PendulumPipeline
 
     private ActorCritic.Nets nets(final double lrActor, final double lrCritic)
     {
-        return new ActorCritic.Nets(Pendulum.OBS, Pendulum.ACTION,
+        return new ActorCritic.Nets(cfg.getInt("policy.model.obs_shape"), cfg.getInt("policy.model.action_shape"),
             hidden(cfg.getLong("policy.model.actor_head_hidden_size"), cfg.getInt("policy.model.actor_head_layer_num")),
             hidden(cfg.getLong("policy.model.critic_head_hidden_size"),
                 cfg.getInt("policy.model.critic_head_layer_num")),
@@ -246,10 +286,13 @@ public final class PendulumPipeline
         {
             policy.allowFreshOptimizer(true);
             policy.loadStateDict(state);
-            final PendulumEvaluator evaluator = new PendulumEvaluator(episodes, cfg.getInt("env.max_episode_steps"),
-                seed);
-            final double mean = evaluator.evaluate(policy);
-            final double[] returns = evaluator.returns();
+            final double mean;
+            final double[] returns;
+            try (PendulumEvaluator evaluator = new PendulumEvaluator(envs(episodes), seed))
+            {
+                mean = evaluator.evaluate(policy);
+                returns = evaluator.returns();
+            }
             return new double[] {mean, java.util.Arrays.stream(returns).min().orElseThrow(),
                 java.util.Arrays.stream(returns).max().orElseThrow()};
         }
@@ -273,19 +316,25 @@ public final class PendulumPipeline
         try (ActorCritic policy = newPolicy();
             BaseLearner<ControlBatch> learner = new BaseLearner<>(cfg.child("learner"), policy, null,
                 DistInfo.single(), exp, "learner");
-            ControlBatch batch = new ControlBatch(policy.batchSize(), Pendulum.OBS, Pendulum.ACTION))
+            ControlBatch batch = new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth()))
         {
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
             policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             final TransitionBuffer buffer = new TransitionBuffer(
-                cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), Pendulum.OBS, Pendulum.ACTION, seed + 3);
-            final PendulumCollector collector = new PendulumCollector(new Pendulum(cfg.getInt("env.collector_env_num"),
-                cfg.getInt("env.max_episode_steps"), seed), buffer, cfg.getLong("policy.random_collect_size"),
-                seed + 1);
+                cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), policy.obsWidth(), policy.actionWidth(),
+                seed + 3);
+            final VectorEnv collectEnvs = envs(cfg.getInt("env.collector_env_num"));
+            collectEnvs.reset(seed);
+            final PendulumCollector collector = new PendulumCollector(collectEnvs, buffer,
+                cfg.getLong("policy.random_collect_size"), seed + 1);
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
             learner.checkpoints().register("pipeline", loop::state, loop::restore);
             learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
-            final RunOutcome outcome = learner.run(loop);
+            final RunOutcome outcome;
+            try (collector; PendulumEvaluator evaluator = loop.evaluator)
+            {
+                outcome = learner.run(loop);
+            }
             learner.collectorEnvstep(collector.envsteps());
             final double wallS = loop.elapsedS();
             final Map<String, Object> paths = new LinkedHashMap<>();
@@ -356,8 +405,8 @@ public final class PendulumPipeline
             this.buffer = buffer;
             this.collector = collector;
             this.progress = progress;
-            this.evaluator = new PendulumEvaluator(cfg.getInt("env.n_evaluator_episode"),
-                cfg.getInt("env.max_episode_steps"), cfg.getLong("seed") + 10_000);
+            this.evaluator = new PendulumEvaluator(envs(cfg.getInt("env.n_evaluator_episode")),
+                cfg.getLong("seed") + 10_000);
         }
 
         @Override

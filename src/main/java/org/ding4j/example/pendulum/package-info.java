@@ -1,2 +1,2 @@
-/** The continuous-control example's environment: gym's Pendulum-v1, as DI-engine's dizoo keeps its envs beside ding. */
+/** TD3 and SAC jobs: collector, evaluator and pipeline on any environment with a bounded Box action space (Pendulum-v1 by default). */
 package org.ding4j.example.pendulum;

@@ -48,8 +48,9 @@ class ActorCriticStateTest
             resumed.fusedUpdate(fused);
             final SplittableRandom a = new SplittableRandom(8);
             final SplittableRandom b = new SplittableRandom(8);
-            // An odd count, so that TD3's next update is an actor turn only if the counter came back.
-            for (int u = 0; u < 31; u++)
+            // 137: a multiple of no schedule (TD3's delay of 2 included), so the next update is an actor turn only
+            // if the counter came back.
+            for (int u = 0; u < 137; u++)
             {
                 FusedActorCriticTest.fill(batch, a);
                 straight.forward(batch, LogSink.discard());
@@ -73,7 +74,7 @@ class ActorCriticStateTest
             assertTrue(straight.criticTargetParameters().group(0).values().equal(
                 resumed.criticTargetParameters().group(0).values()), "critic target bit-identical");
             assertEquals(straight.stateDict().get("noise_random"), resumed.stateDict().get("noise_random"));
-            assertEquals(61L, resumed.updates());
+            assertEquals(167L, resumed.updates());
         }
     }
 

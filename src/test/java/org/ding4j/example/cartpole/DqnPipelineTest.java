@@ -13,38 +13,19 @@ import java.util.Map;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
+import org.ding4j.example.envs.CartPole;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** CartPole's dynamics by hand, and a short real DQN run that must solve. */
+/** The DQN pipeline's config checks, a short real run that must solve, resumes and their random streams. */
 @Tag("native")
 class DqnPipelineTest
 {
     @TempDir
     Path dir;
-
-    @Test
-    void cartPoleShouldStepAsTheClassicEquationsByHand()
-    {
-        final CartPole env = new CartPole(1, 200, 0);
-        env.set(0, 0, 0, 0, 0);
-        assertTrue(!env.step(0, 1));
-        // temp = 10/1.1; thetaAcc = -temp / (0.5 (4/3 - 0.1/1.1)); xAcc = temp - 0.05 thetaAcc / 1.1
-        final double temp = 10 / 1.1;
-        final double thetaAcc = -temp / (0.5 * (4.0 / 3.0 - 0.1 / 1.1));
-        final double xAcc = temp - 0.05 * thetaAcc / 1.1;
-        assertEquals(0.0, env.state(0, 0), 0.0);
-        assertEquals(0.02 * xAcc, env.state(0, 1), 1e-12);
-        assertEquals(0.0, env.state(0, 2), 0.0);
-        assertEquals(0.02 * thetaAcc, env.state(0, 3), 1e-12);
-        assertEquals(0.195122, env.state(0, 1), 1e-6);
-        assertEquals(-0.292683, env.state(0, 3), 1e-6);
-        env.set(0, 2.39, 1.0, 0, 0);
-        assertTrue(env.step(0, 1), "x passes 2.4: terminal");
-    }
 
     @Test
     void shouldCheckTheLearnerSectionBeforeStarting()
@@ -196,7 +177,7 @@ class DqnPipelineTest
             final List<Long> continued = new ArrayList<>();
             for (final Object state : (List<?>)saved.get("envs"))
             {
-                final org.ding4j.example.dqn.ResumableRandom stream = new org.ding4j.example.dqn.ResumableRandom(
+                final org.ding4j.env.ResumableRandom stream = new org.ding4j.env.ResumableRandom(
                     (Long)state);
                 for (int k = 0; k < CartPole.OBS; k++)
                 {

@@ -13,6 +13,7 @@ import org.ding4j.dist.DistInfo;
 import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.ReplayBuffer;
+import org.ding4j.example.envs.CartPole;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.Test;
@@ -42,7 +43,7 @@ class OwnershipTest
             torch.manual_seed(0);
             policy = new DqnPolicy(settings);
             batch = new DqnBatch(settings.batchSize(), CartPole.OBS);
-            actor = new GreedyActor(new CartPole(3, 200, 1));
+            actor = new GreedyActor(3, CartPole.OBS, CartPole.ACTIONS);
         }
         final ReplayBuffer buffer = new ReplayBuffer(64, CartPole.OBS, false, 0, 0, 2);
         final float[] obs = new float[CartPole.OBS];
@@ -56,11 +57,12 @@ class OwnershipTest
                 policy, null, DistInfo.single(), dir.toString(), "learner"))
         {
             final int[] actions = new int[3];
+            final float[] rows = new float[3 * CartPole.OBS];
             for (int i = 0; i < 50; i++)
             {
                 assertTrue(buffer.sample(batch));
                 learner.train(batch, i);
-                actor.act(policy.online(), actions);
+                actor.act(policy.online(), rows, actions);
                 for (final int a : actions)
                 {
                     assertTrue(0 == a || 1 == a, "a valid action: " + a);

@@ -3,6 +3,7 @@ package org.ding4j.example.dqn;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -11,10 +12,14 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The DQN learn step's target math on a tiny batch, recomputed by hand in Java from the nets' own Q-values: the
@@ -113,6 +118,76 @@ class DqnPolicyTest
             {
                 assertEquals(Math.abs(td[i]), sink.priorities[i], 1e-5, "priority of sample " + i);
             }
+        }
+    }
+
+    /**
+     * A run saved to a real checkpoint file at update 137 (a multiple of no schedule: the target syncs every 100) and
+     * loaded into a policy built from another seed continues exactly as the straight run: the hard sync comes at 200
+     * and 300, not 237, because the update count travels in the state dict.
+     */
+    @ParameterizedTest(name = "fused {0}")
+    @ValueSource(booleans = {true, false})
+    void aResumeAtUpdate137ShouldEndBitIdenticalToTheStraightRun(final boolean fused, @TempDir final Path dir)
+        throws Exception
+    {
+        Threads.configure();
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(OBS, ACTIONS, new long[] {16, 16}, true, BATCH,
+            1e-3, 100, 0.0, false, 0.0);
+        torch.manual_seed(1);
+        final DqnPolicy straight = new DqnPolicy(settings);
+        torch.manual_seed(1);
+        final DqnPolicy first = new DqnPolicy(settings);
+        torch.manual_seed(99);
+        final DqnPolicy resumed = new DqnPolicy(settings);
+        try (straight; first; resumed; DqnBatch batch = new DqnBatch(BATCH, OBS))
+        {
+            straight.fusedUpdate(fused);
+            first.fusedUpdate(fused);
+            resumed.fusedUpdate(fused);
+            final java.util.SplittableRandom a = new java.util.SplittableRandom(5);
+            final java.util.SplittableRandom b = new java.util.SplittableRandom(5);
+            for (int u = 0; u < 137; u++)
+            {
+                fill(batch, a);
+                straight.forward(batch, LogSink.discard());
+                fill(batch, b);
+                first.forward(batch, LogSink.discard());
+            }
+            final Path file = dir.resolve("iteration_137.pth.tar");
+            try (PointerScope scope = new PointerScope())
+            {
+                new TorchCheckpointIO().write(file, first.stateDict());
+                resumed.loadStateDict(new TorchCheckpointIO().read(file));
+            }
+            assertEquals(137L, resumed.updates());
+            for (int u = 137; u < 300; u++)
+            {
+                fill(batch, a);
+                straight.forward(batch, LogSink.discard());
+                fill(batch, b);
+                resumed.forward(batch, LogSink.discard());
+            }
+            assertTrue(straight.parameters().group(0).values().equal(resumed.parameters().group(0).values()),
+                "online net bit-identical");
+            assertTrue(straight.targetParameters().group(0).values().equal(
+                resumed.targetParameters().group(0).values()), "target net bit-identical (synced at 200, 300)");
+        }
+    }
+
+    private static void fill(final DqnBatch batch, final java.util.SplittableRandom random)
+    {
+        for (int i = 0; i < batch.obs.length; i++)
+        {
+            batch.obs[i] = (float)random.nextGaussian();
+            batch.nextObs[i] = (float)random.nextGaussian();
+        }
+        for (int i = 0; i < BATCH; i++)
+        {
+            batch.action[i] = random.nextInt(ACTIONS);
+            batch.nstepReturn[i] = (float)random.nextDouble(-1, 2);
+            batch.bootstrap[i] = random.nextInt(4) == 0 ? 0f : 0.97f;
+            batch.weight[i] = 1f;
         }
     }
 

@@ -1,4 +1,4 @@
-package org.ding4j.example.dqn;
+package org.ding4j.env;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

@@ -1,4 +1,4 @@
-package org.ding4j.example.dqn;
+package org.ding4j.env;
 
 /**
  * {@link java.util.SplittableRandom}'s generator (SplitMix64: a 64-bit state advanced by the golden gamma, each

@@ -1,0 +1,2 @@
+/** The environments ding4j ships ({@link org.ding4j.example.envs.CartPole}, {@link org.ding4j.example.envs.Pendulum}) and what {@code env.type} names. */
+package org.ding4j.example.envs;
