@@ -279,13 +279,24 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     }
 
     /**
+     * Maps the actor's output to one action entry: TD3's {@code tanh} (plus clipped exploration noise), SAC's
+     * {@code tanh} of the mean (or of a draw from the Gaussian). {@link #act} and a
+     * {@link org.ding4j.example.ServingActor} both go through it.
+     *
      * @param raw     the actor's output rows
      * @param row     the first index of this row
      * @param k       the action entry
      * @param explore the exploration stream, or null for the deterministic action
      * @return the action entry in [-1, 1]
      */
-    abstract double action(float[] raw, int row, int k, ResumableRandom explore);
+    public abstract double action(float[] raw, int row, int k, ResumableRandom explore);
+
+    /** @return the actor's layer widths, observation to output (its output is {@link #actionWidth()} for TD3, twice
+     *     that for SAC: means, then log sigmas) */
+    public final long[] actorSizes()
+    {
+        return actorSizes.clone();
+    }
 
     @Override
     public final int obsWidth()

@@ -254,7 +254,7 @@ public final class SacPolicy extends ActorCritic
     }
 
     @Override
-    double action(final float[] raw, final int row, final int k, final ResumableRandom explore)
+    public double action(final float[] raw, final int row, final int k, final ResumableRandom explore)
     {
         final double mu = raw[row + k];
         if (null == explore)

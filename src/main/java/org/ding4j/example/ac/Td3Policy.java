@@ -182,7 +182,7 @@ public final class Td3Policy extends ActorCritic
     }
 
     @Override
-    double action(final float[] raw, final int row, final int k, final ResumableRandom explore)
+    public double action(final float[] raw, final int row, final int k, final ResumableRandom explore)
     {
         final double a = Math.tanh(raw[row + k]);
         if (null == explore)

@@ -1,0 +1,141 @@
+package org.ding4j.serve;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.util.Objects;
+
+import org.bytedeco.javacpp.FloatPointer;
+
+/**
+ * A single writer's float vector (a net's flat weights) for any number of reader threads, without locks and
+ * without torn reads: a seqlock over two buffers. The writer fills the buffer readers are not directed to, with its
+ * version odd while it writes, then directs readers to it. A reader takes a stamp ({@link #tryRead}), reads the
+ * stamped buffer, and keeps what it computed only if {@link #validate} says the buffer was not rewritten meanwhile
+ * (that takes two publishes during one read); else it reads again. As {@link java.util.concurrent.locks.StampedLock}'s
+ * optimistic reads, but a reader never waits for a writer that is filling the other buffer, and nothing allocates.
+ * <p>
+ * Thread contract: {@link #publish} from one thread at a time (the training thread); the read methods from any.
+ */
+public final class PublishedWeights
+{
+    private static final VarHandle VERSIONS = MethodHandles.arrayElementVarHandle(long[].class);
+    /** Versions at indices 0 and 8: a cache line apart, so a reader of one does not share a line with the other. */
+    private static final int STRIDE = 8;
+
+    private final float[][] buffers;
+    private final long[] versions = new long[2 * STRIDE];
+    private volatile int current;
+    private long publishes;
+
+    /** @param size floats in the vector */
+    public PublishedWeights(final int size)
+    {
+        if (size < 1)
+        {
+            throw new IllegalArgumentException("size: expected >= 1, got " + size);
+        }
+        buffers = new float[][] {new float[size], new float[size]};
+    }
+
+    /** @return floats in the vector */
+    public int size()
+    {
+        return buffers[0].length;
+    }
+
+    /**
+     * Publishes a copy of {@code source} (one memory copy from native memory, as a libtorch tensor's data).
+     *
+     * @param source the weights, at least {@link #size()} floats
+     */
+    public void publish(final FloatPointer source)
+    {
+        Objects.requireNonNull(source, "source");
+        final int next = begin();
+        source.get(buffers[next], 0, buffers[next].length);
+        end(next);
+    }
+
+    /**
+     * Publishes a copy of {@code source}.
+     *
+     * @param source the weights, {@link #size()} floats
+     */
+    public void publish(final float[] source)
+    {
+        if (source.length != size())
+        {
+            throw new IllegalArgumentException("source: expected " + size() + " floats, got " + source.length);
+        }
+        final int next = begin();
+        System.arraycopy(source, 0, buffers[next], 0, source.length);
+        end(next);
+    }
+
+    private int begin()
+    {
+        final int next = 1 - current;
+        final int at = next * STRIDE;
+        VERSIONS.setVolatile(versions, at, (long)VERSIONS.getVolatile(versions, at) + 1);
+        // The odd version must be visible before any store into the buffer (a reader that saw the even one would
+        // otherwise validate a half-written buffer).
+        VarHandle.storeStoreFence();
+        return next;
+    }
+
+    private void end(final int next)
+    {
+        final int at = next * STRIDE;
+        // Release: the buffer's stores come before the even version, and the version before the redirect.
+        VERSIONS.setRelease(versions, at, (long)VERSIONS.getVolatile(versions, at) + 1);
+        current = next;
+        publishes++;
+    }
+
+    /** @return how many times {@link #publish} ran (the writer's count; read it on the writer's thread) */
+    public long publishes()
+    {
+        return publishes;
+    }
+
+    /**
+     * @return a stamp for {@link #buffer} and {@link #validate}: the buffer readers are directed to and its
+     *     version; -1 if that buffer is being rewritten (the reader asks again)
+     */
+    public long tryRead()
+    {
+        final int index = current;
+        final long version = (long)VERSIONS.getVolatile(versions, index * STRIDE);
+        return 0 != (version & 1) ? -1 : (version << 1) | index;
+    }
+
+    /**
+     * @param stamp from {@link #tryRead}
+     * @return the stamped buffer: read it, then {@link #validate} the stamp before trusting what was read
+     */
+    public float[] buffer(final long stamp)
+    {
+        return buffers[(int)(stamp & 1)];
+    }
+
+    /**
+     * @param stamp from {@link #tryRead}
+     * @return whether the stamped buffer was not rewritten since the stamp was taken (what was read is whole)
+     */
+    public boolean validate(final long stamp)
+    {
+        // The buffer's loads must complete before the version is read again.
+        VarHandle.acquireFence();
+        return (long)VERSIONS.getVolatile(versions, (int)(stamp & 1) * STRIDE) == stamp >>> 1;
+    }
+
+    /**
+     * @return how many publishes have completed (0 before the first), for a reader that wants to know whether the
+     *     weights changed
+     */
+    public long version()
+    {
+        // Each publish adds 2 to one buffer's version; one in progress adds 1, which the division drops.
+        return ((long)VERSIONS.getVolatile(versions, 0) + (long)VERSIONS.getVolatile(versions, STRIDE)) / 2;
+    }
+}

@@ -1,0 +1,161 @@
+package org.ding4j.example;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.management.ManagementFactory;
+import java.util.SplittableRandom;
+
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.example.ac.ActorCritic;
+import org.ding4j.example.ac.SacPolicy;
+import org.ding4j.example.ac.Td3Policy;
+import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.torch.Activation;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The serving actor's Java forward against the policies' own nets (libtorch): DQN's greedy action and Q-values,
+ * TD3's and SAC's deterministic and sampled actions; a publish is what the readers see; no bytes allocated per call.
+ */
+class ServingActorTest
+{
+    @BeforeAll
+    static void threads()
+    {
+        Threads.configure();
+    }
+
+    @Test
+    void greedyActionsShouldBeTheQNetworksArgmaxAndFollowThePublishes()
+    {
+        torch.manual_seed(3);
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(6, 3, new long[] {128, 128}, true, 32, 1e-3, 100,
+            0.0, false, 0.0, Activation.RELU);
+        try (DqnPolicy policy = new DqnPolicy(settings))
+        {
+            final ServingActor actor = ServingActor.greedy(policy);
+            final float[] obs = new float[64 * 6];
+            final SplittableRandom random = new SplittableRandom(1);
+            for (int i = 0; i < obs.length; i++)
+            {
+                obs[i] = (float)random.nextGaussian();
+            }
+            assertGreedy(policy.online(), actor, obs);
+            // New weights are served only once published.
+            try (org.bytedeco.pytorch.NoGradGuard noGrad = new org.bytedeco.pytorch.NoGradGuard())
+            {
+                policy.parameters().group(0).values().mul_(new org.bytedeco.pytorch.Scalar(-1.0));
+            }
+            final long before = actor.version();
+            actor.publish();
+            assertEquals(before + 1, actor.version());
+            assertGreedy(policy.online(), actor, obs);
+        }
+    }
+
+    private static void assertGreedy(final QNetwork net, final ServingActor actor, final float[] obs)
+    {
+        final int rows = obs.length / 6;
+        final float[] q = qValues(net, obs, rows);
+        final float[] actions = new float[rows];
+        actor.act(obs, rows, actions);
+        for (int r = 0; r < rows; r++)
+        {
+            final int a = (int)actions[r];
+            for (int k = 0; k < 3; k++)
+            {
+                // The chosen action's Q is the largest, within float rounding of the other summation order.
+                assertTrue(q[r * 3 + a] >= q[r * 3 + k] - 1e-5f * Math.max(1, Math.abs(q[r * 3 + k])),
+                    "row " + r + ": picked " + a + " of " + java.util.Arrays.toString(java.util.Arrays.copyOfRange(q,
+                    r * 3, r * 3 + 3)));
+            }
+            assertEquals(a, actor.greedy(java.util.Arrays.copyOfRange(obs, r * 6, r * 6 + 6)));
+        }
+    }
+
+    private static float[] qValues(final QNetwork net, final float[] obs, final int rows)
+    {
+        try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
+        {
+            final org.bytedeco.pytorch.Tensor x = torch.from_blob(new org.bytedeco.javacpp.FloatPointer(obs),
+                new long[] {rows, 6}).clone();
+            final org.bytedeco.pytorch.Tensor q = net.forward(x).contiguous();
+            final float[] out = new float[rows * 3];
+            new org.bytedeco.javacpp.FloatPointer(q.data_ptr()).get(out);
+            return out;
+        }
+    }
+
+    @Test
+    void td3AndSacActionsShouldBeThePoliciesOwn()
+    {
+        for (final String kind : new String[] {"td3", "sac"})
+        {
+            torch.manual_seed(5);
+            final ActorCritic.Nets nets = new ActorCritic.Nets(3, 2, new long[] {64, 64}, new long[] {64, 64}, 16,
+                0.99, 0.005, 1e-3, 1e-3);
+            try (ActorCritic policy = "td3".equals(kind)
+                ? new Td3Policy(new Td3Policy.Settings(nets, 2, 0.2, 0.5, 0.1), 6)
+                : new SacPolicy(new SacPolicy.Settings(nets, true, 0.2, 3e-4), 6))
+            {
+                final ServingActor actor = ServingActor.of(policy);
+                final float[] obs = new float[10 * 3];
+                final SplittableRandom random = new SplittableRandom(2);
+                for (int i = 0; i < obs.length; i++)
+                {
+                    obs[i] = (float)random.nextDouble(-1, 1);
+                }
+                final float[] expected = new float[20];
+                final float[] served = new float[20];
+                policy.act(obs, 10, expected, null);
+                actor.act(obs, 10, served);
+                for (int i = 0; i < 20; i++)
+                {
+                    assertEquals(expected[i], served[i], 1e-5, kind + " deterministic action " + i);
+                }
+                policy.act(obs, 10, expected, new ResumableRandom(9));
+                actor.sample(obs, 10, served, new ResumableRandom(9));
+                for (int i = 0; i < 20; i++)
+                {
+                    assertEquals(expected[i], served[i], 1e-4, kind + " sampled action " + i);
+                }
+            }
+        }
+    }
+
+    @Test
+    void aBatchOneActionShouldAllocateNothing()
+    {
+        torch.manual_seed(3);
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(6, 3, new long[] {128, 128}, true, 32, 1e-3, 100,
+            0.0, false, 0.0, Activation.RELU);
+        try (DqnPolicy policy = new DqnPolicy(settings))
+        {
+            final ServingActor actor = ServingActor.greedy(policy);
+            final float[] obs = {0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.2f};
+            final float[] action = new float[1];
+            final com.sun.management.ThreadMXBean threads =
+                (com.sun.management.ThreadMXBean)ManagementFactory.getThreadMXBean();
+            int sum = 0;
+            for (int i = 0; i < 20_000; i++)
+            {
+                actor.act(obs, 1, action);
+                sum += actor.greedy(obs);
+            }
+            final long before = threads.getCurrentThreadAllocatedBytes();
+            for (int i = 0; i < 20_000; i++)
+            {
+                actor.act(obs, 1, action);
+                sum += actor.greedy(obs);
+            }
+            final long bytes = threads.getCurrentThreadAllocatedBytes() - before;
+            assertTrue(bytes < 1024, "40,000 calls allocated " + bytes + " bytes");
+            assertTrue(sum >= 0);
+        }
+    }
+}
