@@ -2,25 +2,18 @@ package org.ding4j;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.io.StringWriter;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import javax.tools.JavaCompiler;
-import javax.tools.ToolProvider;
-
 import org.ding4j.internal.JvmFlags;
+import org.ding4j.testing.ExamplePrograms;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class EmbeddingExampleTest
 {
-    private static final Path SOURCE = Path.of("examples", "embedding", "EmbeddedTraining.java");
+    private static final Path SOURCE = Path.of("examples", "embedding");
     private static final Pattern LOSS = Pattern.compile("update (\\d+) loss ([0-9.]+)");
 
     @TempDir
@@ -43,36 +36,19 @@ class EmbeddingExampleTest
     Path dir;
 
     @BeforeAll
-    static void compile()
+    static void compile() throws IOException
     {
-        final JavaCompiler javac = ToolProvider.getSystemJavaCompiler();
-        assertNotNull(javac, "a JDK is needed to compile the example");
-        final StringWriter diagnostics = new StringWriter();
-        final boolean ok = javac.getTask(diagnostics, null, null, List.of("-Xlint:all,-try", "-Werror", "-d",
-            classes.toString(), "-cp", System.getProperty("java.class.path")), null,
-            javac.getStandardFileManager(null, null, StandardCharsets.UTF_8).getJavaFileObjects(SOURCE.toFile()))
-            .call();
-        assertTrue(ok, diagnostics::toString);
+        ExamplePrograms.compile(SOURCE, classes);
     }
 
     private static Process run(final Path exp, final boolean withFlag) throws IOException
     {
-        final List<String> command = new ArrayList<>(List.of(
-            Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        if (withFlag)
-        {
-            command.addAll(List.of(JvmFlags.AGRONA_FLAG.split(" ")));
-        }
-        command.addAll(List.of("-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp",
-            classes + File.pathSeparator + System.getProperty("java.class.path"), "EmbeddedTraining", exp.toString()));
-        return new ProcessBuilder(command).redirectErrorStream(true).start();
+        return ExamplePrograms.start(classes, withFlag, "EmbeddedTraining", exp.toString());
     }
 
     private static String outputOf(final Process process) throws Exception
     {
-        final String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(process.waitFor(120, TimeUnit.SECONDS), output);
-        return output;
+        return ExamplePrograms.outputOf(process);
     }
 
     @Test

@@ -12,11 +12,11 @@ import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.example.cartpole.DqnPipeline;
-import org.ding4j.example.cartpole.Evaluator;
+import org.ding4j.example.dqn.DqnPipeline;
+import org.ding4j.example.dqn.Evaluator;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.example.pendulum.PendulumPipeline;
+import org.ding4j.example.ac.ActorCriticPipeline;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
@@ -30,10 +30,11 @@ import picocli.CommandLine.Spec;
  * activation and the environment come from the config: the one given, else the training run's
  * {@code total_config.yaml} when the checkpoint lies in its {@code ckpt/} folder (a Tanh net evaluated as a ReLU one
  * would load without complaint: the shapes are the same), else the embedded default. A config whose
- * {@code policy.type} is td3 or sac evaluates that policy's deterministic action on fresh Pendulum starts instead.
+ * {@code policy.type} is td3 or sac evaluates that policy's deterministic action on fresh {@code env.type} starts
+ * instead.
  */
 @Command(name = "eval", mixinStandardHelpOptions = true,
-    description = "Evaluate a checkpoint greedily on fresh random starts (CartPole DQN; Pendulum TD3/SAC).")
+    description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3 or SAC).")
 final class EvalCommand implements Callable<Integer>
 {
     @Option(names = "--ckpt", required = true, paramLabel = "FILE", description = "a checkpoint with a 'model' dict")
@@ -67,15 +68,15 @@ final class EvalCommand implements Callable<Integer>
         final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
         final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
         final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);
-        if (null != PendulumPipeline.algorithmOf(user))
+        if (null != ActorCriticPipeline.algorithmOf(user))
         {
-            final PendulumPipeline control = new PendulumPipeline(user);
+            final ActorCriticPipeline control = new ActorCriticPipeline(user);
             Threads.configure();
             final double[] r = control.evaluate(new TorchCheckpointIO().read(ckpt), episodes, seed);
             final PrintWriter out = spec.commandLine().getOut();
             out.printf("{\"checkpoint\": \"%s\", \"config\": \"%s\", \"algorithm\": \"%s\", \"episodes\": %d, "
                 + "\"seed\": %d, \"mean_return\": %.2f, \"min_return\": %.1f, \"max_return\": %.1f, \"stop_value\": "
-                + "%.1f}%n", ckpt, source, PendulumPipeline.algorithmOf(user), episodes, seed, r[0], r[1], r[2],
+                + "%.1f}%n", ckpt, source, ActorCriticPipeline.algorithmOf(user), episodes, seed, r[0], r[1], r[2],
                 control.config().getDouble("env.stop_value"));
             out.flush();
             return 0;

@@ -13,8 +13,8 @@ import java.util.concurrent.Callable;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.ElasticAttempt;
-import org.ding4j.example.cartpole.DqnPipeline;
-import org.ding4j.example.pendulum.PendulumPipeline;
+import org.ding4j.example.dqn.DqnPipeline;
+import org.ding4j.example.ac.ActorCriticPipeline;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
@@ -24,14 +24,15 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN on CartPole through the learner. Without
- * CONFIG it runs the embedded {@code examples/cartpole_dqn.yaml}. On a terminal a live progress line is redrawn;
+ * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN, TD3 or SAC ({@code policy.type}) on
+ * {@code env.type} (CartPole, Pendulum or a class on the class path) through the learner. Without CONFIG it runs
+ * the embedded {@code examples/cartpole_dqn.yaml}. On a terminal a live progress line is redrawn;
  * otherwise one plain line per evaluation. Exit 0 when the run solved, reached its limits or was stopped by
  * SIGINT/SIGTERM (serial mode saves {@code ckpt_interrupt.pth.tar} first), 1 on failure, 2 for a bad config or
  * argument.
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
-    description = "Train DQN on CartPole (DI-engine's serial_pipeline; pipeline.mode=parallel for the threaded one).")
+    description = "Train DQN, TD3 or SAC on env.type (DI-engine's serial_pipeline; default: DQN on CartPole).")
 final class TrainCommand implements Callable<Integer>
 {
     @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
@@ -107,7 +108,7 @@ final class TrainCommand implements Callable<Integer>
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
-        final String control = PendulumPipeline.algorithmOf(user);
+        final String control = ActorCriticPipeline.algorithmOf(user);
         if (null != control)
         {
             if (dist.distributed())
@@ -118,7 +119,7 @@ final class TrainCommand implements Callable<Integer>
                     + dist.worldSize() + "; run it without ding4j launch, or train dqn on " + dist.worldSize()
                     + " ranks");
             }
-            return trainControl(new PendulumPipeline(user));
+            return trainControl(new ActorCriticPipeline(user));
         }
         pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
@@ -191,19 +192,20 @@ final class TrainCommand implements Callable<Integer>
         return 0;
     }
 
-    /** TD3 or SAC on Pendulum ({@code policy.type}): one line per evaluation, then the outcome. */
-    private int trainControl(final PendulumPipeline control) throws Exception
+    /** TD3 or SAC ({@code policy.type}) on {@code env.type}: one line per evaluation, then the outcome. */
+    private int trainControl(final ActorCriticPipeline control) throws Exception
     {
         Natives.load();
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = control.config();
-        out.printf("ding4j train: %s, %s on Pendulum-v1, seed %d, threads intra-op %d / OpenBLAS %d%n",
-            cfg.getString("exp_name"), cfg.getString("policy.type"), cfg.getLong("seed"), threads.intraOp(),
+        out.printf("ding4j train: %s, %s on %s, seed %d, threads intra-op %d / OpenBLAS %d%n",
+            cfg.getString("exp_name"), cfg.getString("policy.type"), cfg.getString("env.type"), cfg.getLong("seed"),
+            threads.intraOp(),
             threads.blas());
         out.flush();
-        final PendulumPipeline.Summary summary = control.run(p -> {
+        final ActorCriticPipeline.Summary summary = control.run(p -> {
             out.printf("env steps %7d | updates %6d | eval %7.1f (best %7.1f) | %6.0f updates/s%n", p.envSteps(),
                 p.trainIter(), p.evalReturn(), p.bestEvalReturn(), p.updatesPerS());
             out.flush();

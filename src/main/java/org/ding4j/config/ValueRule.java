@@ -22,6 +22,10 @@ public interface ValueRule
     /** Non-empty strings. */
     ValueRule NON_EMPTY_STRING = v -> v instanceof String s && !s.isBlank() ? null : "expected a non-empty string";
 
+    /** Any finite number, integer or not (a stop value, a return). */
+    ValueRule FINITE_NUMBER = v -> v instanceof Number n && Double.isFinite(n.doubleValue()) ? null
+        : "expected a finite number";
+
     /** Finite numbers > 0. */
     ValueRule POSITIVE_NUMBER = v -> v instanceof Number n && n.doubleValue() > 0 && Double.isFinite(n.doubleValue())
         ? null : "expected a finite number > 0";

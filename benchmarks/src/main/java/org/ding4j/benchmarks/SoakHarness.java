@@ -15,7 +15,7 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.cartpole.DqnPipeline;
+import org.ding4j.example.dqn.DqnPipeline;
 import org.ding4j.torch.NativeMemory;
 import org.ding4j.torch.Threads;
 

@@ -1,6 +1,7 @@
 /**
- * Off-policy actor-critic for continuous actions on the typed {@link org.ding4j.policy.Policy} API: TD3 and SAC
- * (twin critics, target critics moved by Polyak averaging), their batch, replay buffer and shared twin critic. An
- * example of the learner, not part of the core: the core never imports it.
+ * Off-policy actor-critic for any environment with a bounded {@link org.ding4j.env.Box} action space: TD3 and SAC
+ * (twin critics, target critics moved by Polyak averaging; fused native update or libtorch autograd), their batch,
+ * replay buffer, and DI-engine's serial pipeline around them ({@link org.ding4j.example.ac.ActorCriticPipeline}). An
+ * example of the learner beside the core: the core never imports it.
  */
 package org.ding4j.example.ac;

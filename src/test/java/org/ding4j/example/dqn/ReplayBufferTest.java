@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
 
-import org.ding4j.example.dqn.DqnBatch;
 import org.ding4j.policy.PriorityFeedback;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -22,8 +22,6 @@ import org.ding4j.env.Discrete;
 import org.ding4j.env.Env;
 import org.ding4j.env.Space;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
@@ -67,7 +65,7 @@ public final class DqnPipeline
         .rule("env.collector_env_num", ValueRule.integerIn(1, MAX_ENVS))
         .rule("env.evaluator_env_num", ValueRule.integerIn(1, MAX_ENVS))
         .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
-        .rule("env.stop_value", ValueRule.POSITIVE_NUMBER)
+        .rule("env.stop_value", ValueRule.FINITE_NUMBER)
         .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
         .rule("env.type", EnvTypes::check)
         .rule("policy.model.obs_shape", ValueRule.integerIn(1, MAX_WIDTH))

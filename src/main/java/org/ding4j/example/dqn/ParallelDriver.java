@@ -1,12 +1,9 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import java.util.concurrent.atomic.AtomicLong;
 
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
-import org.ding4j.example.dqn.DqnBatch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;

@@ -1,4 +1,4 @@
-package org.ding4j.example.pendulum;
+package org.ding4j.example.ac;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -25,11 +25,7 @@ import org.ding4j.env.Box;
 import org.ding4j.env.Env;
 import org.ding4j.env.Space;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.ac.ActorCritic;
-import org.ding4j.example.ac.ControlBatch;
-import org.ding4j.example.ac.SacPolicy;
 import org.ding4j.example.ac.Td3Policy;
-import org.ding4j.example.ac.TransitionBuffer;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
@@ -44,7 +40,7 @@ import org.ding4j.learner.TrainingLoop;
  * embedded defaults ({@code examples/pendulum_td3.yaml}, {@code examples/pendulum_sac.yaml}); every key is checked
  * before anything starts. Writes {@code ckpt_best.pth.tar} at each new best evaluation and {@code summary.json}.
  */
-public final class PendulumPipeline
+public final class ActorCriticPipeline
 {
     /** The embedded TD3 defaults. */
     public static final String TD3_CONFIG = "org/ding4j/examples/pendulum_td3.yaml";
@@ -57,11 +53,11 @@ public final class PendulumPipeline
         .rule("policy.learn.learning_rate_actor", ValueRule.POSITIVE_NUMBER)
         .rule("policy.learn.learning_rate_critic", ValueRule.POSITIVE_NUMBER)
         .rule("policy.learn.actor_update_freq", ValueRule.integerIn(1, Integer.MAX_VALUE))
-        .rule("policy.learn.noise_sigma", PendulumPipeline::nonNegative)
-        .rule("policy.learn.noise_range.max", PendulumPipeline::nonNegative)
+        .rule("policy.learn.noise_sigma", ActorCriticPipeline::nonNegative)
+        .rule("policy.learn.noise_range.max", ActorCriticPipeline::nonNegative)
         .rule("policy.learn.noise_range.min", v -> v instanceof Number n && n.doubleValue() <= 0 ? null
             : "expected a number <= 0 (the smoothing noise's lower clip)")
-        .rule("policy.collect.noise_sigma", PendulumPipeline::nonNegative)
+        .rule("policy.collect.noise_sigma", ActorCriticPipeline::nonNegative)
         .build();
     private static final ConfigSchema SAC = common(SAC_CONFIG)
         .rule("policy.learn.learning_rate_q", ValueRule.POSITIVE_NUMBER)
@@ -78,6 +74,7 @@ public final class PendulumPipeline
             .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
             .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("env.type", EnvTypes::check)
+            .rule("env.stop_value", ValueRule.FINITE_NUMBER)
             .rule("policy.model.obs_shape", ValueRule.integerIn(1, 1 << 16))
             .rule("policy.model.action_shape", ValueRule.integerIn(1, 1 << 16))
             .rule("policy.model.twin_critic", v -> Boolean.TRUE.equals(v) ? null
@@ -89,8 +86,8 @@ public final class PendulumPipeline
             .rule("policy.random_collect_size", ValueRule.integerIn(0, Integer.MAX_VALUE))
             .rule("policy.learn.update_per_collect", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("policy.learn.batch_size", ValueRule.integerIn(1, 1 << 20))
-            .rule("policy.learn.discount_factor", PendulumPipeline::unitInterval)
-            .rule("policy.learn.target_theta", PendulumPipeline::unitInterval)
+            .rule("policy.learn.discount_factor", ActorCriticPipeline::unitInterval)
+            .rule("policy.learn.target_theta", ActorCriticPipeline::unitInterval)
             .rule("policy.collect.n_sample", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
             .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, 1 << 26))
@@ -154,7 +151,7 @@ public final class PendulumPipeline
      * @param user the user's keys ({@code policy.type} td3 or sac)
      * @throws ConfigException naming the first bad key
      */
-    public PendulumPipeline(final Config user)
+    public ActorCriticPipeline(final Config user)
     {
         Objects.requireNonNull(user, "user");
         this.algorithm = algorithmOf(user);
@@ -288,7 +285,7 @@ public final class PendulumPipeline
             policy.loadStateDict(state);
             final double mean;
             final double[] returns;
-            try (PendulumEvaluator evaluator = new PendulumEvaluator(envs(episodes), seed))
+            try (ContinuousEvaluator evaluator = new ContinuousEvaluator(envs(episodes), seed))
             {
                 mean = evaluator.evaluate(policy);
                 returns = evaluator.returns();
@@ -325,13 +322,13 @@ public final class PendulumPipeline
                 seed + 3);
             final VectorEnv collectEnvs = envs(cfg.getInt("env.collector_env_num"));
             collectEnvs.reset(seed);
-            final PendulumCollector collector = new PendulumCollector(collectEnvs, buffer,
+            final ContinuousCollector collector = new ContinuousCollector(collectEnvs, buffer,
                 cfg.getLong("policy.random_collect_size"), seed + 1);
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
             learner.checkpoints().register("pipeline", loop::state, loop::restore);
             learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
             final RunOutcome outcome;
-            try (collector; PendulumEvaluator evaluator = loop.evaluator)
+            try (collector; ContinuousEvaluator evaluator = loop.evaluator)
             {
                 outcome = learner.run(loop);
             }
@@ -378,9 +375,9 @@ public final class PendulumPipeline
         private final ActorCritic policy;
         private final ControlBatch batch;
         private final TransitionBuffer buffer;
-        private final PendulumCollector collector;
+        private final ContinuousCollector collector;
         private final Consumer<Progress> progress;
-        private final PendulumEvaluator evaluator;
+        private final ContinuousEvaluator evaluator;
         private final int nSample = cfg.getInt("policy.collect.n_sample");
         private final int updatePerCollect = cfg.getInt("policy.learn.update_per_collect");
         private final long evalFreq = cfg.getLong("policy.eval.evaluator.eval_freq");
@@ -397,7 +394,7 @@ public final class PendulumPipeline
         private int left;
 
         Loop(final BaseLearner<ControlBatch> learner, final ActorCritic policy, final ControlBatch batch,
-            final TransitionBuffer buffer, final PendulumCollector collector, final Consumer<Progress> progress)
+            final TransitionBuffer buffer, final ContinuousCollector collector, final Consumer<Progress> progress)
         {
             this.learner = learner;
             this.policy = policy;
@@ -405,7 +402,7 @@ public final class PendulumPipeline
             this.buffer = buffer;
             this.collector = collector;
             this.progress = progress;
-            this.evaluator = new PendulumEvaluator(envs(cfg.getInt("env.n_evaluator_episode")),
+            this.evaluator = new ContinuousEvaluator(envs(cfg.getInt("env.n_evaluator_episode")),
                 cfg.getLong("seed") + 10_000);
         }
 

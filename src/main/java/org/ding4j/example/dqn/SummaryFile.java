@@ -1,4 +1,4 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import java.io.IOException;
 import java.lang.management.ManagementFactory;

@@ -1,10 +1,9 @@
-package org.ding4j.example.pendulum;
+package org.ding4j.example.ac;
 
 import java.util.List;
 
 import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.ac.ContinuousActor;
 
 /**
  * DI-engine's evaluator for TD3 and SAC: one whole episode per env with the deterministic action, run side by side,
@@ -12,7 +11,7 @@ import org.ding4j.example.ac.ContinuousActor;
  * random states, drawn from the envs' own streams (seeded apart from the collector's and saved in checkpoints): a
  * fixed set of starts could hold a good policy just short of the stop value for ever. Not thread-safe.
  */
-final class PendulumEvaluator implements AutoCloseable
+final class ContinuousEvaluator implements AutoCloseable
 {
     private final VectorEnv envs;
     private final ActionScale scale;
@@ -26,7 +25,7 @@ final class PendulumEvaluator implements AutoCloseable
      * @param envs one env per episode
      * @param seed the envs' seed ({@link VectorEnv#reset(long)})
      */
-    PendulumEvaluator(final VectorEnv envs, final long seed)
+    ContinuousEvaluator(final VectorEnv envs, final long seed)
     {
         this.envs = envs;
         this.scale = new ActionScale((Box)envs.actionSpace());

@@ -1,12 +1,10 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedDqnUpdate;
 import org.ding4j.torch.NativeOwner;

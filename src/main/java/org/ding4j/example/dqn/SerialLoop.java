@@ -1,8 +1,5 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
-import org.ding4j.example.dqn.DqnBatch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.TrainingLoop;
 

@@ -1,8 +1,7 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import org.ding4j.env.Discrete;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 
 /**

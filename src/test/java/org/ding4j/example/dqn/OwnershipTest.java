@@ -1,4 +1,4 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,9 +10,6 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.dist.DistInfo;
-import org.ding4j.example.dqn.DqnBatch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.example.envs.CartPole;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.torch.Threads;

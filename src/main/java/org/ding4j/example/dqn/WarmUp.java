@@ -1,11 +1,8 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import java.util.SplittableRandom;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.dqn.DqnBatch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.policy.LogSink;
 

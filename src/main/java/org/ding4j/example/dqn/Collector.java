@@ -1,10 +1,8 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import org.ding4j.env.Discrete;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.torch.FlatParameters;
 
 /**

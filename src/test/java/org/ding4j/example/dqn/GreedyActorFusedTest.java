@@ -1,4 +1,4 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -7,7 +7,6 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.envs.CartPole;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.torch.FlatParameters;

@@ -1,6 +1,4 @@
-package org.ding4j.example.cartpole;
-
-import org.ding4j.example.dqn.QNetwork;
+package org.ding4j.example.dqn;
 
 /**
  * When to evaluate and what the evaluations gave: every {@code eval_freq} updates (and at update 0), greedy on

@@ -1,4 +1,4 @@
-package org.ding4j.example.pendulum;
+package org.ding4j.example.ac;
 
 import org.ding4j.env.Box;
 

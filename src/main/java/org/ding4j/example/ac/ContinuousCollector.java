@@ -1,4 +1,4 @@
-package org.ding4j.example.pendulum;
+package org.ding4j.example.ac;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -6,8 +6,6 @@ import java.util.Map;
 import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.ac.ContinuousActor;
-import org.ding4j.example.ac.TransitionBuffer;
 
 /**
  * DI-engine's serial sample collector for TD3 and SAC on a {@link VectorEnv} with a bounded {@link Box} action
@@ -16,7 +14,7 @@ import org.ding4j.example.ac.TransitionBuffer;
  * bounds, and stores the transition with the actor's action. A terminated episode stores no bootstrap; a truncated
  * one (a time limit) still bootstraps from its final observation. Not thread-safe.
  */
-final class PendulumCollector implements AutoCloseable
+final class ContinuousCollector implements AutoCloseable
 {
     private final VectorEnv envs;
     private final TransitionBuffer buffer;
@@ -31,7 +29,7 @@ final class PendulumCollector implements AutoCloseable
     private long envsteps;
 
     /** @param envs the environments, reset already */
-    PendulumCollector(final VectorEnv envs, final TransitionBuffer buffer, final long randomCollect, final long seed)
+    ContinuousCollector(final VectorEnv envs, final TransitionBuffer buffer, final long randomCollect, final long seed)
     {
         this.envs = envs;
         this.buffer = buffer;

@@ -1,4 +1,4 @@
-package org.ding4j.example.pendulum;
+package org.ding4j.example.ac;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -25,7 +25,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (-250 over 5 evaluation episodes), writes its best checkpoint with every section and its summary; bad values are
  * refused with the key before anything is written.
  */
-class PendulumPipelineTest
+class ActorCriticPipelineTest
 {
     @TempDir
     Path dir;
@@ -41,9 +41,9 @@ class PendulumPipelineTest
     void solvesFromTheEmbeddedDefaults(final String algorithm) throws Exception
     {
         final Path exp = dir.resolve(algorithm);
-        final PendulumPipeline pipeline = new PendulumPipeline(Config.empty().with("policy.type", algorithm)
+        final ActorCriticPipeline pipeline = new ActorCriticPipeline(Config.empty().with("policy.type", algorithm)
             .with("exp_name", exp.toString()));
-        final PendulumPipeline.Summary summary = pipeline.run(p -> { });
+        final ActorCriticPipeline.Summary summary = pipeline.run(p -> { });
         assertTrue(summary.solved(), algorithm + " reached " + summary.bestEvalReturn() + " after "
             + summary.envSteps() + " env steps");
         assertTrue(summary.bestEvalReturn() >= -250);
@@ -80,7 +80,7 @@ class PendulumPipelineTest
         final Path exp = dir.resolve("bad");
         final Object parsed = "false".equals(value) ? Boolean.FALSE : value.contains(".")
             ? (Object)Double.parseDouble(value) : (Object)Long.parseLong(value);
-        final ConfigException ex = assertThrows(ConfigException.class, () -> new PendulumPipeline(Config.empty()
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new ActorCriticPipeline(Config.empty()
             .with("policy.type", algorithm).with("exp_name", exp.toString()).with(key, parsed)));
         assertTrue(ex.getMessage().contains(key) && ex.getMessage().contains(value), ex.getMessage());
         assertFalse(Files.exists(exp), "nothing written");
@@ -92,14 +92,14 @@ class PendulumPipelineTest
     {
         if ("td3".equals(algorithm))
         {
-            final PendulumPipeline pipeline = new PendulumPipeline(Config.empty().with("policy.type", "td3")
+            final ActorCriticPipeline pipeline = new ActorCriticPipeline(Config.empty().with("policy.type", "td3")
                 .with("policy.learn.noise_range.min", -0.2));
             final ConfigException ex = assertThrows(ConfigException.class, pipeline::newPolicy);
             assertTrue(ex.getMessage().contains("policy.learn.noise_range.min"), ex.getMessage());
             return;
         }
         final ConfigException ex = assertThrows(ConfigException.class,
-            () -> new PendulumPipeline(Config.empty().with("policy.type", "ppo")));
+            () -> new ActorCriticPipeline(Config.empty().with("policy.type", "ppo")));
         assertTrue(ex.getMessage().contains("policy.type") && ex.getMessage().contains("ppo"), ex.getMessage());
     }
 }

@@ -1,4 +1,4 @@
-package org.ding4j.example.cartpole;
+package org.ding4j.example.dqn;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -17,10 +17,6 @@ import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.dqn.DqnBatch;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.example.dqn.ReplayBuffer;
 import org.ding4j.learner.BaseLearner;
 
 /**

@@ -1,0 +1,36 @@
+import java.nio.file.Path;
+
+import org.ding4j.config.Config;
+import org.ding4j.example.ac.ActorCriticPipeline;
+
+/**
+ * SAC on a user's own environment ({@link Docking}, a thrust in [-1, 1]) through ding4j's public API: the embedded
+ * SAC config (DI-engine's Pendulum settings) with the env, its observation width and a stop value. TD3 is the same
+ * with {@code policy.type: td3}.
+ * Run: {@code java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp CLASSES:DING4J TrainDockingSac [DIR]
+ * [MAX_ENV_STEPS]}.
+ */
+public final class TrainDockingSac
+{
+    private TrainDockingSac()
+    {
+    }
+
+    public static void main(final String[] args) throws Exception
+    {
+        final Config config = Config.empty()
+            .with("policy.type", "sac")
+            .with("exp_name", args.length > 0 ? args[0] : "docking_sac")
+            .with("env.type", Docking.class.getName())
+            .with("env.stop_value", 0.0)
+            .with("policy.model.obs_shape", 2L)
+            .with("policy.model.action_shape", 1L)
+            .with("pipeline.max_env_step", args.length > 1 ? Long.parseLong(args[1]) : 300_000L);
+        final ActorCriticPipeline.Summary summary = new ActorCriticPipeline(config).run(
+            p -> System.out.printf("env steps %6d | updates %5d | eval %7.1f (best %7.1f)%n", p.envSteps(),
+                p.trainIter(), p.evalReturn(), p.bestEvalReturn()));
+        System.out.printf("SAC on Docking: %s after %d env steps, best eval return %.1f; checkpoints in %s%n",
+            summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.bestEvalReturn(),
+            Path.of(config.getString("exp_name"), "ckpt"));
+    }
+}
