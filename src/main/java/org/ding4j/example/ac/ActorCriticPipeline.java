@@ -22,7 +22,6 @@ import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.env.Box;
-import org.ding4j.env.Env;
 import org.ding4j.env.Space;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.ac.Td3Policy;
@@ -173,35 +172,13 @@ public final class ActorCriticPipeline
     /** The env's spaces against the config: a bounded {@link Box} of {@code action_shape} entries, the obs width. */
     private static void checkSpaces(final Config cfg)
     {
-        final String type = cfg.getString("env.type");
-        final Space actions;
-        final int obsWidth;
-        try (Env probe = EnvTypes.factory(type, 1).apply(0))
-        {
-            actions = probe.actionSpace();
-            obsWidth = probe.observationSpace().flatSize();
-        }
+        final Space actions = EnvTypes.checkedActionSpace(cfg);
         if (!(actions instanceof Box box) || !box.isBounded())
         {
             throw new ConfigException("env.type", "expected an environment with a bounded Box action space (TD3 and "
-                + "SAC act in [-1, 1], scaled onto its bounds), got " + type + " with " + actions);
+                + "SAC act in [-1, 1], scaled onto its bounds), got " + cfg.getString("env.type") + " with " + actions);
         }
-        if (obsWidth != cfg.getInt("policy.model.obs_shape"))
-        {
-            throw new ConfigException("policy.model.obs_shape", "expected " + obsWidth + " (" + type + "'s observation "
-                + "width), got " + cfg.get("policy.model.obs_shape"));
-        }
-        if (box.flatSize() != cfg.getInt("policy.model.action_shape"))
-        {
-            throw new ConfigException("policy.model.action_shape", "expected " + box.flatSize() + " (" + type + "'s "
-                + "action width), got " + cfg.get("policy.model.action_shape"));
-        }
-    }
-
-    /** @return {@code n} envs of {@code env.type}, each with the {@code env.max_episode_steps} time limit, not reset */
-    private VectorEnv envs(final int n)
-    {
-        return VectorEnv.sync(EnvTypes.factory(cfg.getString("env.type"), cfg.getInt("env.max_episode_steps")), n);
+        EnvTypes.checkWidth(cfg, "policy.model.action_shape", box.flatSize(), "action width");
     }
 
     /**
@@ -285,7 +262,7 @@ public final class ActorCriticPipeline
             policy.loadStateDict(state);
             final double mean;
             final double[] returns;
-            try (ContinuousEvaluator evaluator = new ContinuousEvaluator(envs(episodes), seed))
+            try (ContinuousEvaluator evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, episodes), seed))
             {
                 mean = evaluator.evaluate(policy);
                 returns = evaluator.returns();
@@ -320,7 +297,7 @@ public final class ActorCriticPipeline
             final TransitionBuffer buffer = new TransitionBuffer(
                 cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), policy.obsWidth(), policy.actionWidth(),
                 seed + 3);
-            final VectorEnv collectEnvs = envs(cfg.getInt("env.collector_env_num"));
+            final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
             collectEnvs.reset(seed);
             final ContinuousCollector collector = new ContinuousCollector(collectEnvs, buffer,
                 cfg.getLong("policy.random_collect_size"), seed + 1);
@@ -402,7 +379,7 @@ public final class ActorCriticPipeline
             this.buffer = buffer;
             this.collector = collector;
             this.progress = progress;
-            this.evaluator = new ContinuousEvaluator(envs(cfg.getInt("env.n_evaluator_episode")),
+            this.evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
                 cfg.getLong("seed") + 10_000);
         }
 

@@ -19,9 +19,7 @@ import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Discrete;
-import org.ding4j.env.Env;
 import org.ding4j.env.Space;
-import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
@@ -241,12 +239,17 @@ public final class DqnPipeline
         {
             hidden[i] = ((Number)widths.get(i)).longValue();
         }
-        return new DqnPolicy.Settings(cfg.getInt("policy.model.obs_shape"), cfg.getInt("policy.model.action_shape"),
-            hidden, cfg.getBoolean("policy.model.dueling"), cfg.getInt("policy.learn.batch_size"),
-            cfg.getDouble("policy.learn.learning_rate"), cfg.getInt("policy.learn.target_update_freq"),
-            cfg.getDouble("policy.learn.target_theta"), "huber".equals(cfg.getString("policy.learn.loss")),
-            cfg.getDouble("policy.learn.grad_clip"), Activation.parse("policy.model.activation",
-            cfg.getString("policy.model.activation")));
+        return DqnPolicy.Settings.builder(cfg.getInt("policy.model.obs_shape"), cfg.getInt("policy.model.action_shape"))
+            .hidden(hidden)
+            .dueling(cfg.getBoolean("policy.model.dueling"))
+            .batchSize(cfg.getInt("policy.learn.batch_size"))
+            .learningRate(cfg.getDouble("policy.learn.learning_rate"))
+            .targetUpdateFreq(cfg.getInt("policy.learn.target_update_freq"))
+            .targetTheta(cfg.getDouble("policy.learn.target_theta"))
+            .huber("huber".equals(cfg.getString("policy.learn.loss")))
+            .gradClip(cfg.getDouble("policy.learn.grad_clip"))
+            .activation(Activation.parse("policy.model.activation", cfg.getString("policy.model.activation")))
+            .build();
     }
 
     /**
@@ -423,29 +426,14 @@ public final class DqnPipeline
      */
     private static void checkSpaces(final Config cfg)
     {
-        final String type = cfg.getString("env.type");
-        final Space actions;
-        final int obsWidth;
-        try (Env probe = EnvTypes.factory(type, 1).apply(0))
-        {
-            actions = probe.actionSpace();
-            obsWidth = probe.observationSpace().flatSize();
-        }
+        final Space actions = EnvTypes.checkedActionSpace(cfg);
         if (!(actions instanceof Discrete discrete))
         {
             throw new ConfigException("env.type", "expected an environment with a Discrete action space (DQN picks "
-                + "one of n actions), got " + type + " with " + actions);
+                + "one of n actions), got " + cfg.getString("env.type") + " with " + actions);
         }
-        if (obsWidth != cfg.getInt("policy.model.obs_shape"))
-        {
-            throw new ConfigException("policy.model.obs_shape", "expected " + obsWidth + " (" + type + "'s observation "
-                + "width), got " + cfg.get("policy.model.obs_shape"));
-        }
-        if (discrete.n() != cfg.getInt("policy.model.action_shape"))
-        {
-            throw new ConfigException("policy.model.action_shape", "expected " + discrete.n() + " (" + type + "'s "
-                + "actions), got " + cfg.get("policy.model.action_shape"));
-        }
+        EnvTypes.checkWidth(cfg, "policy.model.action_shape", discrete.n(), "actions");
+        final int obsWidth = cfg.getInt("policy.model.obs_shape");
         final long max = Runtime.getRuntime().maxMemory() / 2 / ReplayBuffer.bytesPerTransition(obsWidth);
         final long size = cfg.getLong("policy.other.replay_buffer.replay_buffer_size");
         if (size > max)
@@ -458,16 +446,6 @@ public final class DqnPipeline
     }
 
     /**
-     * @param cfg the checked config
-     * @param n   how many envs
-     * @return {@code n} envs of {@code env.type}, each with the {@code env.max_episode_steps} time limit, not reset
-     */
-    static VectorEnv envs(final Config cfg, final int n)
-    {
-        return VectorEnv.sync(EnvTypes.factory(cfg.getString("env.type"), cfg.getInt("env.max_episode_steps")), n);
-    }
-
-    /**
      * @param episodes episodes per evaluation
      * @param seed     the start states' seed
      * @return an evaluator on {@code env.evaluator_env_num} envs of this config whose every evaluation starts fresh
@@ -475,6 +453,6 @@ public final class DqnPipeline
      */
     public Evaluator freshEvaluator(final int episodes, final long seed)
     {
-        return new Evaluator(envs(cfg, cfg.getInt("env.evaluator_env_num")), episodes, seed, false);
+        return new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")), episodes, seed, false);
     }
 }

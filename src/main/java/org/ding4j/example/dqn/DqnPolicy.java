@@ -87,6 +87,16 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
                 Activation.RELU);
         }
 
+        /**
+         * @param obs     observation width
+         * @param actions number of actions
+         * @return a builder with DI-engine's CartPole DQN values for everything else
+         */
+        public static Builder builder(final int obs, final int actions)
+        {
+            return new Builder(obs, actions);
+        }
+
         /** Checks the values; a wrong one is named with the rule it breaks. */
         public Settings
         {
@@ -101,6 +111,132 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
                     + " learning_rate=" + lr + " target_update_freq=" + targetUpdateFreq + " target_theta="
                     + targetTheta + " grad_clip=" + gradClip);
             }
+        }
+    }
+
+    /**
+     * Named settings for {@link Settings}, each with DI-engine's {@code cartpole_dqn_config} value as its default:
+     * hidden widths [128, 128, 64], dueling head, batch 64, learning rate 1e-3, a hard target sync every 100 updates
+     * ({@code targetTheta} 0), squared error, no gradient clip, ReLU. {@link #build()} checks them all.
+     */
+    public static final class Builder
+    {
+        private final int obs;
+        private final int actions;
+        private long[] hidden = {128, 128, 64};
+        private boolean dueling = true;
+        private int batchSize = 64;
+        private double lr = 1e-3;
+        private int targetUpdateFreq = 100;
+        private double targetTheta;
+        private boolean huber;
+        private double gradClip;
+        private Activation activation = Activation.RELU;
+
+        private Builder(final int obs, final int actions)
+        {
+            this.obs = obs;
+            this.actions = actions;
+        }
+
+        /**
+         * @param widths the encoder's hidden widths
+         * @return this
+         */
+        public Builder hidden(final long... widths)
+        {
+            this.hidden = widths.clone();
+            return this;
+        }
+
+        /**
+         * @param enable whether the head is dueling (V + A - mean A)
+         * @return this
+         */
+        public Builder dueling(final boolean enable)
+        {
+            this.dueling = enable;
+            return this;
+        }
+
+        /**
+         * @param samples samples per update
+         * @return this
+         */
+        public Builder batchSize(final int samples)
+        {
+            this.batchSize = samples;
+            return this;
+        }
+
+        /**
+         * @param rate Adam's learning rate
+         * @return this
+         */
+        public Builder learningRate(final double rate)
+        {
+            this.lr = rate;
+            return this;
+        }
+
+        /**
+         * @param updates updates between hard target syncs (with {@code targetTheta} 0)
+         * @return this
+         */
+        public Builder targetUpdateFreq(final int updates)
+        {
+            this.targetUpdateFreq = updates;
+            return this;
+        }
+
+        /**
+         * @param momentum the soft target update's weight of the online net (0: hard syncs)
+         * @return this
+         */
+        public Builder targetTheta(final double momentum)
+        {
+            this.targetTheta = momentum;
+            return this;
+        }
+
+        /**
+         * @param enable Huber loss instead of squared error
+         * @return this
+         */
+        public Builder huber(final boolean enable)
+        {
+            this.huber = enable;
+            return this;
+        }
+
+        /**
+         * @param maxNorm the gradient norm clip (0: none)
+         * @return this
+         */
+        public Builder gradClip(final double maxNorm)
+        {
+            this.gradClip = maxNorm;
+            return this;
+        }
+
+        /**
+         * @param function the activation after each hidden layer
+         * @return this
+         */
+        public Builder activation(final Activation function)
+        {
+            this.activation = function;
+            return this;
+        }
+
+        /**
+         * @return the settings
+         * @throws IllegalArgumentException naming the setting that breaks its rule
+         */
+        public Settings build()
+        {
+            return new Settings(obs, actions, hidden, dueling, batchSize, lr, targetUpdateFreq, targetTheta, huber,
+                gradClip, activation);
         }
     }
 
@@ -141,10 +277,10 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     private int targetQValue;
 
     /**
-     * Builds the online net from the global generator (seed it first), the target net as its copy, and the
-     * fused Adam.
+     * Builds the online net from the global generator (seed it first), the target net as its copy, the fused Adam,
+     * and the fused native update ({@link #fusedUpdate(boolean) fusedUpdate(false)} runs libtorch autograd instead).
      *
-     * @param settings the hyper-parameters
+     * @param settings the hyper-parameters ({@link Settings#builder} names them)
      */
     public DqnPolicy(final Settings settings)
     {
@@ -162,6 +298,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         tdBuffer = natives.own(torch.zeros(settings.batchSize()));
         tdBufferData = new FloatPointer(tdBuffer.data_ptr());
         priorities = new double[settings.batchSize()];
+        fusedUpdate(true);
     }
 
     @Override

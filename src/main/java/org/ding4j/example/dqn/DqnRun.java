@@ -17,6 +17,7 @@ import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 
 /**
@@ -76,14 +77,14 @@ final class DqnRun implements AutoCloseable
             cfg.getBoolean("policy.other.replay_buffer.priority"),
             cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
             cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
-        final VectorEnv collectEnvs = DqnPipeline.envs(cfg, cfg.getInt("env.collector_env_num"));
+        final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
         collectEnvs.reset(rankSeed);
         collector = new Collector(collectEnvs, buffer, cfg.getDouble("policy.other.eps.start"),
             cfg.getDouble("policy.other.eps.end"), cfg.getDouble("policy.other.eps.decay"), cfg.getInt("policy.nstep"),
             cfg.getDouble("policy.discount_factor"), cfg.getBoolean("policy.collect.truncation_bootstraps"),
             rankSeed + 1);
         // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
-        schedule = new EvalSchedule(new Evaluator(DqnPipeline.envs(cfg, cfg.getInt("env.evaluator_env_num")),
+        schedule = new EvalSchedule(new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
             cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
             cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
         // Checkpoints carry the run, not only the learner: a resume keeps the best return, the schedule and the

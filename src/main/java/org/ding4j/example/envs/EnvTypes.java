@@ -5,19 +5,24 @@ import java.lang.reflect.Modifier;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
 import org.ding4j.env.Env;
+import org.ding4j.env.Space;
 import org.ding4j.env.TimeLimit;
+import org.ding4j.env.VectorEnv;
 
 /**
- * What {@code env.type} names: {@code cartpole} ({@link CartPole}), {@code pendulum} ({@link Pendulum}), or the
+ * What {@code env.type} names: {@code cartpole} ({@link CartPole}), {@code pendulum} ({@link Pendulum}),
+ * {@code acrobot} ({@link Acrobot}), or the
  * fully qualified name of a class on the class path that implements {@link Env} with a public no-argument
  * constructor, so that {@code ding4j train} runs on a user's own environment from their jar.
  */
 public final class EnvTypes
 {
     /** The values {@code env.type} takes, for messages. */
-    public static final String CHOICES = "cartpole, pendulum, or the name of a class implementing org.ding4j.env.Env "
-        + "with a public no-argument constructor";
+    public static final String CHOICES = "cartpole, pendulum, acrobot, or the name of a class implementing "
+        + "org.ding4j.env.Env with a public no-argument constructor";
 
     private EnvTypes()
     {
@@ -56,6 +61,53 @@ public final class EnvTypes
         return i -> new TimeLimit(maker.get(), maxEpisodeSteps);
     }
 
+    /**
+     * @param cfg a config whose {@code env.type} passed {@link #check}
+     * @param n   how many envs
+     * @return {@code n} envs of {@code env.type} stepped on the calling thread, each with the
+     *     {@code env.max_episode_steps} time limit, not reset yet
+     */
+    public static VectorEnv envs(final Config cfg, final int n)
+    {
+        return VectorEnv.sync(factory(cfg.getString("env.type"), cfg.getInt("env.max_episode_steps")), n);
+    }
+
+    /**
+     * Makes one env of {@code env.type} and checks its observation width against {@code policy.model.obs_shape}.
+     *
+     * @param cfg a config whose {@code env.type} passed {@link #check}
+     * @return the env's action space, for the algorithm to check
+     * @throws ConfigException naming {@code policy.model.obs_shape} if the widths differ
+     */
+    public static Space checkedActionSpace(final Config cfg)
+    {
+        final Space actions;
+        final int obsWidth;
+        try (Env probe = maker(cfg.getString("env.type")).get())
+        {
+            actions = probe.actionSpace();
+            obsWidth = probe.observationSpace().flatSize();
+        }
+        checkWidth(cfg, "policy.model.obs_shape", obsWidth, "observation width");
+        return actions;
+    }
+
+    /**
+     * @param cfg      the config
+     * @param key      a width key
+     * @param expected what {@code env.type}'s spaces say it must be
+     * @param what     what the width is, for the message
+     * @throws ConfigException naming the key, the env and both values if they differ
+     */
+    public static void checkWidth(final Config cfg, final String key, final long expected, final String what)
+    {
+        if (expected != cfg.getLong(key))
+        {
+            throw new ConfigException(key, "expected " + expected + " (" + cfg.getString("env.type") + "'s " + what
+                + "), got " + cfg.get(key));
+        }
+    }
+
     private static Supplier<Env> maker(final String type)
     {
         switch (type)
@@ -64,6 +116,8 @@ public final class EnvTypes
                 return CartPole::new;
             case "pendulum":
                 return Pendulum::new;
+            case "acrobot":
+                return Acrobot::new;
             default:
                 return userClass(type);
         }

@@ -149,9 +149,9 @@ class DqnPolicyTest
             final java.util.SplittableRandom b = new java.util.SplittableRandom(5);
             for (int u = 0; u < 137; u++)
             {
-                fill(batch, a);
+                DqnPolicyFusedTest.fill(batch, a);
                 straight.forward(batch, LogSink.discard());
-                fill(batch, b);
+                DqnPolicyFusedTest.fill(batch, b);
                 first.forward(batch, LogSink.discard());
             }
             final Path file = dir.resolve("iteration_137.pth.tar");
@@ -163,9 +163,9 @@ class DqnPolicyTest
             assertEquals(137L, resumed.updates());
             for (int u = 137; u < 300; u++)
             {
-                fill(batch, a);
+                DqnPolicyFusedTest.fill(batch, a);
                 straight.forward(batch, LogSink.discard());
-                fill(batch, b);
+                DqnPolicyFusedTest.fill(batch, b);
                 resumed.forward(batch, LogSink.discard());
             }
             assertTrue(straight.parameters().group(0).values().equal(resumed.parameters().group(0).values()),
@@ -175,19 +175,29 @@ class DqnPolicyTest
         }
     }
 
-    private static void fill(final DqnBatch batch, final java.util.SplittableRandom random)
+    @Test
+    void theBuilderShouldNameEverySettingWithDiEnginesDefaultsAndThePolicyFuseByDefault()
     {
-        for (int i = 0; i < batch.obs.length; i++)
+        Threads.configure();
+        final DqnPolicy.Settings built = DqnPolicy.Settings.builder(4, 2).build();
+        final DqnPolicy.Settings positional = new DqnPolicy.Settings(4, 2, new long[] {128, 128, 64}, true, 64, 1e-3,
+            100, 0.0, false, 0.0);
+        assertEquals(java.util.List.of(positional.obs(), positional.actions(), positional.dueling(),
+            positional.batchSize(), positional.lr(), positional.targetUpdateFreq(), positional.targetTheta(),
+            positional.huber(), positional.gradClip(), positional.activation()), java.util.List.of(built.obs(),
+            built.actions(), built.dueling(), built.batchSize(), built.lr(), built.targetUpdateFreq(),
+            built.targetTheta(), built.huber(), built.gradClip(), built.activation()));
+        assertTrue(java.util.Arrays.equals(positional.hidden(), built.hidden()));
+        final DqnPolicy.Settings custom = DqnPolicy.Settings.builder(6, 3).hidden(32).targetUpdateFreq(7)
+            .targetTheta(0.01).learningRate(5e-4).build();
+        assertEquals(7, custom.targetUpdateFreq());
+        assertEquals(0.01, custom.targetTheta(), 0.0);
+        final IllegalArgumentException bad = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> DqnPolicy.Settings.builder(4, 2).targetTheta(2).build());
+        assertTrue(bad.getMessage().contains("target_theta=2.0"), bad.getMessage());
+        try (DqnPolicy policy = new DqnPolicy(custom))
         {
-            batch.obs[i] = (float)random.nextGaussian();
-            batch.nextObs[i] = (float)random.nextGaussian();
-        }
-        for (int i = 0; i < BATCH; i++)
-        {
-            batch.action[i] = random.nextInt(ACTIONS);
-            batch.nstepReturn[i] = (float)random.nextDouble(-1, 2);
-            batch.bootstrap[i] = random.nextInt(4) == 0 ? 0f : 0.97f;
-            batch.weight[i] = 1f;
+            assertTrue(policy.fusedUpdate(), "the fused native update is the default");
         }
     }
 
