@@ -22,7 +22,6 @@ import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.env.Box;
-import org.ding4j.env.Space;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.ac.Td3Policy;
 import org.ding4j.example.envs.EnvTypes;
@@ -172,12 +171,14 @@ public final class ActorCriticPipeline
     /** The env's spaces against the config: a bounded {@link Box} of {@code action_shape} entries, the obs width. */
     private static void checkSpaces(final Config cfg)
     {
-        final Space actions = EnvTypes.checkedActionSpace(cfg);
-        if (!(actions instanceof Box box) || !box.isBounded())
+        final EnvTypes.Spaces spaces = EnvTypes.spaces(cfg);
+        if (!(spaces.action() instanceof Box box) || !box.isBounded())
         {
             throw new ConfigException("env.type", "expected an environment with a bounded Box action space (TD3 and "
-                + "SAC act in [-1, 1], scaled onto its bounds), got " + cfg.getString("env.type") + " with " + actions);
+                + "SAC act in [-1, 1], scaled onto its bounds), got " + cfg.getString("env.type") + " with "
+                + spaces.action());
         }
+        EnvTypes.checkWidth(cfg, "policy.model.obs_shape", spaces.observation().flatSize(), "observation width");
         EnvTypes.checkWidth(cfg, "policy.model.action_shape", box.flatSize(), "action width");
     }
 

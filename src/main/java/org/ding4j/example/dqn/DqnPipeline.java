@@ -19,7 +19,6 @@ import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Discrete;
-import org.ding4j.env.Space;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
@@ -426,12 +425,13 @@ public final class DqnPipeline
      */
     private static void checkSpaces(final Config cfg)
     {
-        final Space actions = EnvTypes.checkedActionSpace(cfg);
-        if (!(actions instanceof Discrete discrete))
+        final EnvTypes.Spaces spaces = EnvTypes.spaces(cfg);
+        if (!(spaces.action() instanceof Discrete discrete))
         {
             throw new ConfigException("env.type", "expected an environment with a Discrete action space (DQN picks "
-                + "one of n actions), got " + cfg.getString("env.type") + " with " + actions);
+                + "one of n actions), got " + cfg.getString("env.type") + " with " + spaces.action());
         }
+        EnvTypes.checkWidth(cfg, "policy.model.obs_shape", spaces.observation().flatSize(), "observation width");
         EnvTypes.checkWidth(cfg, "policy.model.action_shape", discrete.n(), "actions");
         final int obsWidth = cfg.getInt("policy.model.obs_shape");
         final long max = Runtime.getRuntime().maxMemory() / 2 / ReplayBuffer.bytesPerTransition(obsWidth);

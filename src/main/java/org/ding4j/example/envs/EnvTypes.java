@@ -7,6 +7,7 @@ import java.util.function.Supplier;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
+import org.ding4j.env.Box;
 import org.ding4j.env.Env;
 import org.ding4j.env.Space;
 import org.ding4j.env.TimeLimit;
@@ -73,23 +74,27 @@ public final class EnvTypes
     }
 
     /**
-     * Makes one env of {@code env.type} and checks its observation width against {@code policy.model.obs_shape}.
+     * What an algorithm checks of {@code env.type}'s envs before anything runs.
+     *
+     * @param observation the observation space
+     * @param action      the action space
+     */
+    public record Spaces(Box observation, Space action)
+    {
+    }
+
+    /**
+     * Makes one env of {@code env.type} and reads its spaces.
      *
      * @param cfg a config whose {@code env.type} passed {@link #check}
-     * @return the env's action space, for the algorithm to check
-     * @throws ConfigException naming {@code policy.model.obs_shape} if the widths differ
+     * @return its spaces
      */
-    public static Space checkedActionSpace(final Config cfg)
+    public static Spaces spaces(final Config cfg)
     {
-        final Space actions;
-        final int obsWidth;
         try (Env probe = maker(cfg.getString("env.type")).get())
         {
-            actions = probe.actionSpace();
-            obsWidth = probe.observationSpace().flatSize();
+            return new Spaces(probe.observationSpace(), probe.actionSpace());
         }
-        checkWidth(cfg, "policy.model.obs_shape", obsWidth, "observation width");
-        return actions;
     }
 
     /**

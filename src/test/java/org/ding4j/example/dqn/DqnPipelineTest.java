@@ -62,6 +62,24 @@ class DqnPipelineTest
         });
     }
 
+    /** The shipped Acrobot config passes the checks (the env's spaces against the model) and runs. */
+    @Test
+    void theAcrobotConfigShouldRunOnTheAcrobotEnv() throws Exception
+    {
+        final Config user = org.ding4j.config.ConfigFiles.load(Path.of("examples/acrobot_dqn.yaml"))
+            .with("exp_name", dir.resolve("acrobot").toString()).with("pipeline.max_env_step", 600L)
+            .with("pipeline.warmup_updates", 0L);
+        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, Map.of());
+        assertTrue(summary.envSteps() >= 600 && summary.trainIter() > 0, summary.toString());
+        final org.ding4j.config.ConfigException wrong = org.junit.jupiter.api.Assertions.assertThrows(
+            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(user.with("policy.model.obs_shape", 4L)));
+        assertEquals("policy.model.obs_shape: expected 6 (acrobot's observation width), got 4", wrong.getMessage());
+        final org.ding4j.config.ConfigException box = org.junit.jupiter.api.Assertions.assertThrows(
+            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(user.with("env.type", "pendulum")));
+        assertTrue(box.getMessage().startsWith("env.type: expected an environment with a Discrete action space"),
+            box.getMessage());
+    }
+
     @Test
     void shouldSolveCartPoleWithTheDefaultConfig() throws Exception
     {
