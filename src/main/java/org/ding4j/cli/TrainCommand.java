@@ -119,7 +119,7 @@ final class TrainCommand implements Callable<Integer>
                     + dist.worldSize() + "; run it without ding4j launch, or train dqn on " + dist.worldSize()
                     + " ranks");
             }
-            return trainControl(new ActorCriticPipeline(user));
+            return trainControl(new ActorCriticPipeline(user, attempt));
         }
         pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;

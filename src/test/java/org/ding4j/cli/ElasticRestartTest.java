@@ -62,7 +62,8 @@ class ElasticRestartTest
     @Test
     void aHungRankShouldBeRestartedAfterTheTimeout() throws Exception
     {
-        tryOnce(dir, 1, 100, "STOP", 5);
+        // 10 s: the timeout also bounds each attempt's rendezvous, which two loaded JVMs must reach within it.
+        tryOnce(dir, 1, 100, "STOP", 10);
     }
 
     private void tryOnce(final Path work, final int victim, final int killAt, final String signal,

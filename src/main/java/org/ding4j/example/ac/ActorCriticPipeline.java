@@ -2,7 +2,6 @@ package org.ding4j.example.ac;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -11,21 +10,21 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
-import org.ding4j.example.ac.Td3Policy;
 import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
 import org.ding4j.learner.TrainingLoop;
 
@@ -142,6 +141,9 @@ public final class ActorCriticPipeline
 
     private final Config cfg;
     private final String algorithm;
+    private final ElasticAttempt attempt;
+    /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
+    private final boolean explicitLoadPath;
 
     /**
      * Checks a user config over the defaults that its {@code policy.type} names.
@@ -151,14 +153,31 @@ public final class ActorCriticPipeline
      */
     public ActorCriticPipeline(final Config user)
     {
+        this(user, ElasticAttempt.first());
+    }
+
+    /**
+     * A run in an attempt of a job that a launcher restarts ({@code ding4j launch --max-restarts N}): a restarted
+     * attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint of
+     * {@code ./{exp_name}/ckpt} that reads back whole, and {@code summary.json} records the attempts under
+     * {@code elastic} ({@link Restarts}).
+     *
+     * @param user    the user's keys ({@code policy.type} td3 or sac)
+     * @param attempt which attempt this is ({@link ElasticAttempt#fromEnvironment})
+     * @throws ConfigException naming the first bad key
+     */
+    public ActorCriticPipeline(final Config user, final ElasticAttempt attempt)
+    {
         Objects.requireNonNull(user, "user");
+        this.attempt = Objects.requireNonNull(attempt, "attempt");
         this.algorithm = algorithmOf(user);
         if (null == algorithm)
         {
             throw new ConfigException("policy.type", "expected td3 or sac, got " + user.get("policy.type"));
         }
         this.cfg = ("td3".equals(algorithm) ? TD3 : SAC).apply(user);
-        BaseLearner.checkConfig(cfg.child("learner"));
+        this.explicitLoadPath = !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run")
+            .isEmpty();
         checkSpaces(cfg);
         if (cfg.getInt("policy.learn.batch_size") > cfg.getInt("policy.other.replay_buffer.replay_buffer_size"))
         {
@@ -288,9 +307,12 @@ public final class ActorCriticPipeline
         Files.createDirectories(Path.of(exp));
         ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
         torch.manual_seed(seed);
+        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
+        final Config learnerCfg = null == resume ? cfg.child("learner")
+            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString()).child("learner");
         try (ActorCritic policy = newPolicy();
-            BaseLearner<ControlBatch> learner = new BaseLearner<>(cfg.child("learner"), policy, null,
-                DistInfo.single(), exp, "learner");
+            BaseLearner<ControlBatch> learner = new BaseLearner<>(learnerCfg, policy, null, DistInfo.single(), exp,
+                "learner");
             ControlBatch batch = new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth()))
         {
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
@@ -305,33 +327,57 @@ public final class ActorCriticPipeline
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
             learner.checkpoints().register("pipeline", loop::state, loop::restore);
             learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
+            final Map<String, Object> elastic = Restarts.summary(attempt, resume, learner);
             final RunOutcome outcome;
             try (collector; ContinuousEvaluator evaluator = loop.evaluator)
             {
                 outcome = learner.run(loop);
             }
+            catch (final RuntimeException | Error ex)
+            {
+                // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
+                learner.collectorEnvstep(collector.envsteps());
+                final Summary failed = summary(learner, loop, collector, false, exp);
+                try
+                {
+                    SummaryFile.write(fields(failed, loop, elastic, ex), failed.paths(), Path.of(exp, "summary.json"));
+                }
+                catch (final IOException io)
+                {
+                    ex.addSuppressed(io);
+                }
+                throw ex;
+            }
             learner.collectorEnvstep(collector.envsteps());
-            final double wallS = loop.elapsedS();
-            final Map<String, Object> paths = new LinkedHashMap<>();
-            final Path best = learner.checkpoints().dir().resolve(BEST_CHECKPOINT);
-            paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
-            paths.put("log", learner.log().file().toString());
-            paths.put("config", Path.of(exp, "total_config.yaml").toString());
-            final Summary summary = new Summary(algorithm, seed, loop.solved, cfg.getDouble("env.stop_value"),
-                loop.best, collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS,
-                RunOutcome.INTERRUPTED == outcome, paths);
-            writeSummary(summary, loop, Path.of(exp, "summary.json"));
+            final Summary summary = summary(learner, loop, collector, RunOutcome.INTERRUPTED == outcome, exp);
+            SummaryFile.write(fields(summary, loop, elastic, null), summary.paths(), Path.of(exp, "summary.json"));
             return summary;
         }
     }
 
-    private static void writeSummary(final Summary summary, final Loop loop, final Path file) throws IOException
+    private Summary summary(final BaseLearner<ControlBatch> learner, final Loop loop,
+        final ContinuousCollector collector, final boolean interrupted, final String exp)
+    {
+        final double wallS = loop.elapsedS();
+        final Map<String, Object> paths = new LinkedHashMap<>();
+        final Path best = learner.checkpoints().dir().resolve(BEST_CHECKPOINT);
+        paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
+        paths.put("log", learner.log().file().toString());
+        paths.put("config", Path.of(exp, "total_config.yaml").toString());
+        return new Summary(algorithm, cfg.getLong("seed"), loop.solved, cfg.getDouble("env.stop_value"), loop.best,
+            collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS, interrupted, paths);
+    }
+
+    /** {@code summary.json}'s fields; {@code elastic} (a restarted job's attempts) and {@code error} may be null. */
+    private static Map<String, Object> fields(final Summary summary, final Loop loop,
+        final Map<String, Object> elastic, final Throwable error)
     {
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("algorithm", summary.algorithm());
         json.put("seed", summary.seed());
         json.put("solved", summary.solved());
         json.put("interrupted", summary.interrupted());
+        json.put("error", null == error ? null : error.toString());
         json.put("stop_value", summary.stopValue());
         json.put("best_eval_return", summary.bestEvalReturn());
         json.put("solved_at_env_step", loop.solvedAtEnvStep);
@@ -341,9 +387,11 @@ public final class ActorCriticPipeline
         json.put("wall_s", summary.wallS());
         json.put("updates_per_s", summary.updatesPerS());
         json.put("evaluations", loop.evaluations);
-        json.put("process_uptime_s", ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
-        json.putAll(summary.paths());
-        AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(json));
+        if (null != elastic)
+        {
+            json.put("elastic", elastic);
+        }
+        return json;
     }
 
     /** The serial rounds: evaluate when due, collect, then the updates of the round. */

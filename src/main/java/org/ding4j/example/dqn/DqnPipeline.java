@@ -10,7 +10,6 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
@@ -20,6 +19,8 @@ import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Discrete;
 import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
@@ -41,7 +42,7 @@ import org.ding4j.torch.Activation;
  * under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, stop vote, exception and interrupt
  * checkpoints): serial mode as a {@link SerialLoop}, parallel mode as {@code learner.start()} fed by a
  * {@link ParallelDriver}. The pieces: {@link DqnRun} wires one run's objects, {@link EvalSchedule} decides when to
- * evaluate and keeps the best return, {@link WarmUp} warms the JIT, {@link SummaryFile} writes the summary.
+ * evaluate and keeps the best return, {@link WarmUp} warms the JIT, {@link SummaryFile} writes the summary and {@link Restarts} resumes a restarted attempt.
  */
 public final class DqnPipeline
 {
@@ -284,14 +285,14 @@ public final class DqnPipeline
             throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
                 + ": " + ex, ex);
         }
-        final LearnerCheckpoints.Verified resume = resumePoint(exp);
+        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
         final Config runCfg = null == resume ? cfg
             : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
         try (DqnRun run = new DqnRun(runCfg, seed, exp, dist, progress))
         {
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
-            final Map<String, Object> elastic = elastic(resume, run);
+            final Map<String, Object> elastic = Restarts.summary(attempt, resume, run.learner());
             RunOutcome outcome = null;
             try
             {
@@ -313,48 +314,6 @@ public final class DqnPipeline
     public long updatesDone()
     {
         return updatesDone;
-    }
-
-    /** The checkpoint a restarted attempt resumes from; null for a first attempt or an explicit load path. */
-    private LearnerCheckpoints.Verified resumePoint(final String exp) throws IOException
-    {
-        if (!attempt.restarted() || explicitLoadPath)
-        {
-            return null;
-        }
-        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO())
-            .orElse(null);
-    }
-
-    /**
-     * What {@code summary.json} says of the attempts, logged by the learner too: the failed attempts as the
-     * launcher recorded them, the checkpoint this one resumed from and the time lost, from that checkpoint's write
-     * to training again now (updates redone, the failure's detection, the restart and the rendezvous).
-     */
-    private Map<String, Object> elastic(final LearnerCheckpoints.Verified resume, final DqnRun run)
-        throws IOException
-    {
-        if (0 == attempt.maxRestarts() && !attempt.restarted())
-        {
-            return null;
-        }
-        final Map<String, Object> elastic = new LinkedHashMap<>();
-        elastic.put("restart_count", attempt.restartCount());
-        elastic.put("max_restarts", attempt.maxRestarts());
-        elastic.put("attempts", attempt.previous());
-        if (attempt.restarted())
-        {
-            elastic.put("resumed_from", null == resume ? null : resume.file().toString());
-            elastic.put("resumed_iter", null == resume ? 0 : resume.lastIter());
-            elastic.put("refused_checkpoints", null == resume ? List.of() : resume.refused());
-            elastic.put("time_lost_s", null == resume ? null : (System.currentTimeMillis()
-                - Files.getLastModifiedTime(resume.file()).toMillis()) / 1e3);
-            run.learner().info("restart " + attempt.restartCount() + " of at most " + attempt.maxRestarts() + ": "
-                + (null == resume ? "no verified checkpoint, starting afresh"
-                : "resumed from " + resume.file() + " after " + resume.lastIter() + " updates"
-                + (resume.refused().isEmpty() ? "" : "; refused " + resume.refused())));
-        }
-        return elastic;
     }
 
     private RunOutcome train(final DqnRun run)
@@ -390,7 +349,7 @@ public final class DqnPipeline
         }
         try
         {
-            SummaryFile.write(summary, startup, elastic, Path.of(exp, "summary.json"));
+            SummaryFile.write(fields(summary, startup, elastic), summary.paths(), Path.of(exp, "summary.json"));
         }
         catch (final IOException ex)
         {
@@ -400,6 +359,32 @@ public final class DqnPipeline
             }
             failure.addSuppressed(ex);
         }
+    }
+
+    /** {@code summary.json}'s fields; {@code elastic}: the restarts of a launcher's job, or null (left out). */
+    private static Map<String, Object> fields(final Summary summary, final Map<String, Object> startup,
+        final Map<String, Object> elastic)
+    {
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("solved", summary.solved());
+        json.put("interrupted", summary.interrupted());
+        json.put("error", summary.error());
+        json.put("stop_value", summary.stopValue());
+        json.put("best_eval_return", summary.bestEvalReturn());
+        json.put("env_steps", summary.envSteps());
+        json.put("train_iter", summary.trainIter());
+        json.put("wall_s", summary.wallS());
+        json.put("setup_s", summary.setupS());
+        json.put("warmup_s", summary.warmupS());
+        json.put("updates_per_s", summary.updatesPerS());
+        json.put("mode", summary.mode());
+        json.put("seed", summary.seed());
+        json.put("startup", startup);
+        if (null != elastic)
+        {
+            json.put("elastic", elastic);
+        }
+        return json;
     }
 
     private static String positiveWidths(final Object v)

@@ -15,6 +15,7 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -101,5 +102,62 @@ class ActorCriticPipelineTest
         final ConfigException ex = assertThrows(ConfigException.class,
             () -> new ActorCriticPipeline(Config.empty().with("policy.type", "ppo")));
         assertTrue(ex.getMessage().contains("policy.type") && ex.getMessage().contains("ppo"), ex.getMessage());
+    }
+
+    /**
+     * A restarted attempt (torchrun's restart count 1) in a TD3 or SAC job's folder resumes from the newest verified
+     * checkpoint, not from update 0, and its summary records the attempt.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"td3", "sac"})
+    void aRestartedAttemptResumesFromTheNewestCheckpoint(final String algorithm) throws Exception
+    {
+        final Path exp = dir.resolve("restart-" + algorithm);
+        final Config user = Config.empty().with("policy.type", algorithm).with("exp_name", exp.toString())
+            .with("policy.random_collect_size", 200L).with("learner.hook.save_ckpt_after_iter", 40L);
+        new ActorCriticPipeline(user.with("pipeline.max_train_iter", 90L)).run(p -> { });
+        final ActorCriticPipeline.Summary resumed = new ActorCriticPipeline(user.with("pipeline.max_train_iter", 130L),
+            org.ding4j.dist.ElasticAttempt.fromEnvironment(Map.of("TORCHELASTIC_RESTART_COUNT", "1",
+            "TORCHELASTIC_MAX_RESTARTS", "1"))).run(p -> { });
+        final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
+        final Map<?, ?> elastic = (Map<?, ?>)json.get("elastic");
+        assertEquals(90, ((Number)elastic.get("resumed_iter")).intValue(), json.toString());
+        assertTrue(((String)elastic.get("resumed_from")).endsWith("iteration_90.pth.tar"), json.toString());
+        assertTrue(resumed.trainIter() >= 130 && resumed.trainIter() < 140, "continued from 90: " + resumed);
+    }
+
+    /** An env that fails at its 250th step, to fail a run in the middle (found by name through env.type). */
+    public static final class FailingPendulum extends org.ding4j.env.EnvWrapper
+    {
+        private int steps;
+
+        /** A Pendulum with its time limit. */
+        public FailingPendulum()
+        {
+            super(new org.ding4j.example.envs.Pendulum());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            if (++steps == 250)
+            {
+                throw new IllegalStateException("the env broke at step 250");
+            }
+            env.step(action, obs, result);
+        }
+    }
+
+    @Test
+    void aFailedRunShouldStillWriteItsSummaryWithTheError() throws Exception
+    {
+        final Path exp = dir.resolve("failing");
+        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> new ActorCriticPipeline(
+            Config.empty().with("policy.type", "sac").with("exp_name", exp.toString())
+            .with("env.type", FailingPendulum.class.getName())).run(p -> { }));
+        assertTrue(ex.getMessage().contains("the env broke at step 250"), ex.getMessage());
+        final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
+        assertEquals(false, json.get("solved"));
+        assertTrue(String.valueOf(json.get("error")).contains("the env broke at step 250"), json.toString());
     }
 }

@@ -1,0 +1,80 @@
+package org.ding4j.example.pipeline;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.LearnerCheckpoints;
+
+/**
+ * The resume of a job a launcher restarts ({@code ding4j launch --max-restarts N}), the same for every algorithm: a
+ * restarted attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint
+ * of the experiment's {@code ckpt} folder that reads back whole, and {@code summary.json} records the attempts.
+ */
+public final class Restarts
+{
+    private Restarts()
+    {
+    }
+
+    /**
+     * @param attempt  which attempt this is
+     * @param explicit whether the user named a checkpoint to resume from (then a restart resumes from it)
+     * @param exp      the experiment folder
+     * @return the checkpoint a restarted attempt resumes from; null for a first attempt, an explicit load path, or
+     *     a restart that finds no verified checkpoint
+     * @throws IOException if the folder cannot be listed
+     */
+    public static LearnerCheckpoints.Verified resumePoint(final ElasticAttempt attempt, final boolean explicit,
+        final String exp) throws IOException
+    {
+        if (!attempt.restarted() || explicit)
+        {
+            return null;
+        }
+        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO())
+            .orElse(null);
+    }
+
+    /**
+     * What {@code summary.json} says of the attempts, logged by the learner too: the failed attempts as the
+     * launcher recorded them, the checkpoint this one resumed from and the time lost, from that checkpoint's write
+     * to training again now (updates redone, the failure's detection, the restart and the rendezvous).
+     *
+     * @param attempt which attempt this is
+     * @param resume  what it resumed from ({@link #resumePoint}), or null
+     * @param learner the learner, for the log line
+     * @return the {@code elastic} section, or null for a job that is not restarted
+     * @throws IOException if the checkpoint's time cannot be read
+     */
+    public static Map<String, Object> summary(final ElasticAttempt attempt, final LearnerCheckpoints.Verified resume,
+        final BaseLearner<?> learner) throws IOException
+    {
+        if (0 == attempt.maxRestarts() && !attempt.restarted())
+        {
+            return null;
+        }
+        final Map<String, Object> elastic = new LinkedHashMap<>();
+        elastic.put("restart_count", attempt.restartCount());
+        elastic.put("max_restarts", attempt.maxRestarts());
+        elastic.put("attempts", attempt.previous());
+        if (attempt.restarted())
+        {
+            elastic.put("resumed_from", null == resume ? null : resume.file().toString());
+            elastic.put("resumed_iter", null == resume ? 0 : resume.lastIter());
+            elastic.put("refused_checkpoints", null == resume ? List.of() : resume.refused());
+            elastic.put("time_lost_s", null == resume ? null : (System.currentTimeMillis()
+                - Files.getLastModifiedTime(resume.file()).toMillis()) / 1e3);
+            learner.info("restart " + attempt.restartCount() + " of at most " + attempt.maxRestarts() + ": "
+                + (null == resume ? "no verified checkpoint, starting afresh"
+                : "resumed from " + resume.file() + " after " + resume.lastIter() + " updates"
+                + (resume.refused().isEmpty() ? "" : "; refused " + resume.refused())));
+        }
+        return elastic;
+    }
+}
