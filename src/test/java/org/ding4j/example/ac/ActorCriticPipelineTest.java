@@ -160,4 +160,14 @@ class ActorCriticPipelineTest
         assertEquals(false, json.get("solved"));
         assertTrue(String.valueOf(json.get("error")).contains("the env broke at step 250"), json.toString());
     }
+
+    @Test
+    void aStopValueShouldBeAnyFiniteNumber()
+    {
+        assertEquals(-249.5, new ActorCriticPipeline(Config.empty().with("policy.type", "sac")
+            .with("env.stop_value", -249.5)).config().getDouble("env.stop_value"), 0.0);
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new ActorCriticPipeline(Config.empty()
+            .with("policy.type", "td3").with("env.stop_value", Double.NEGATIVE_INFINITY)));
+        assertEquals("env.stop_value: expected a finite number, got -Infinity", ex.getMessage());
+    }
 }
