@@ -1,7 +1,6 @@
 import org.ding4j.env.Box;
 import org.ding4j.env.Discrete;
-import org.ding4j.env.Env;
-import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.SeededEnv;
 import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
@@ -11,12 +10,11 @@ import org.ding4j.env.StepResult;
  * / ahead ({@link Thrusters}, for DQN). Each step costs 0.1 |x| plus a little fuel; docking (|x| < 0.2 at |v| < 0.2)
  * ends the episode with +10, leaving the rail (|x| = 10) with -10. The time limit comes from the config.
  */
-public class Docking implements Env
+public class Docking extends SeededEnv
 {
     private static final Box OBSERVATIONS = new Box(new float[] {-10, -2}, new float[] {10, 2}, 2);
     private static final Box THRUST = Box.of(-1, 1, 1);
 
-    private final ResumableRandom random = new ResumableRandom(0);
     private double x;
     private double v;
 
@@ -39,13 +37,6 @@ public class Docking implements Env
     }
 
     @Override
-    public void reset(final long seed, final float[] obs)
-    {
-        random.state(seed);
-        reset(obs);
-    }
-
-    @Override
     public void reset(final float[] obs)
     {
         x = random.nextDouble(-5, 5);
@@ -65,18 +56,6 @@ public class Docking implements Env
         obs[0] = (float)x;
         obs[1] = (float)v;
         result.set(-0.1 * Math.abs(x) - 0.01 * u * u + (docked ? 10 : 0) - (lost ? 10 : 0), docked || lost, false);
-    }
-
-    @Override
-    public long randomState()
-    {
-        return random.state();
-    }
-
-    @Override
-    public void restoreRandomState(final long state)
-    {
-        random.state(state);
     }
 
     /** The same craft with three thrusters (back, none, ahead): a Discrete action space, for DQN. */

@@ -2,13 +2,12 @@ package org.ding4j.example.envs;
 
 import org.ding4j.env.Box;
 import org.ding4j.env.Discrete;
-import org.ding4j.env.Env;
-import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.SeededEnv;
 import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * Gymnasium's {@code Acrobot-v1} as an {@link Env}: two links (mass 1, length 1, centre of mass 0.5, moment of
+ * Gymnasium's {@code Acrobot-v1} as an {@link org.ding4j.env.Env}: two links (mass 1, length 1, centre of mass 0.5, moment of
  * inertia 1) hang from a fixed joint; the torque on the middle joint is -1, 0 or +1 ({@link Discrete}(3)). One step
  * is 0.2 s of the book's dynamics (Sutton and Barto) integrated by one fourth-order Runge-Kutta step, angles wrapped
  * to [-pi, pi], speeds bounded to 4 pi and 9 pi. The observation is {@code [cos th1, sin th1, cos th2, sin th2,
@@ -16,7 +15,7 @@ import org.ding4j.env.StepResult;
  * ({@code -cos th1 - cos(th1 + th2) > 1}), which terminates the episode with 0. Starts are uniform in
  * {@code [-0.1, 0.1]^4}; v1's 500-step limit is a {@link org.ding4j.env.TimeLimit}. Allocates nothing per step.
  */
-public final class Acrobot implements Env
+public final class Acrobot extends SeededEnv
 {
     /** Observation width. */
     public static final int OBS = 6;
@@ -41,7 +40,6 @@ public final class Acrobot implements Env
         new float[] {1, 1, 1, 1, (float)MAX_VEL_1, (float)MAX_VEL_2}, OBS);
     private static final Discrete ACTION_SPACE = new Discrete(ACTIONS);
 
-    private final ResumableRandom random = new ResumableRandom(0);
     private final double[] s = new double[4];
     private final double[] y = new double[4];
     private final double[][] k = new double[4][4];
@@ -56,13 +54,6 @@ public final class Acrobot implements Env
     public Space actionSpace()
     {
         return ACTION_SPACE;
-    }
-
-    @Override
-    public void reset(final long seed, final float[] obs)
-    {
-        random.state(seed);
-        reset(obs);
     }
 
     @Override
@@ -174,18 +165,6 @@ public final class Acrobot implements Env
         obs[3] = (float)Math.sin(s[1]);
         obs[4] = (float)s[2];
         obs[5] = (float)s[3];
-    }
-
-    @Override
-    public long randomState()
-    {
-        return random.state();
-    }
-
-    @Override
-    public void restoreRandomState(final long state)
-    {
-        random.state(state);
     }
 
     @Override

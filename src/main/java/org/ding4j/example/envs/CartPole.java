@@ -2,20 +2,19 @@ package org.ding4j.example.envs;
 
 import org.ding4j.env.Box;
 import org.ding4j.env.Discrete;
-import org.ding4j.env.Env;
-import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.SeededEnv;
 import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * The classic cart-pole task (Barto, Sutton and Anderson 1983, as Gymnasium's {@code CartPole-v1}) as an {@link Env}:
+ * The classic cart-pole task (Barto, Sutton and Anderson 1983, as Gymnasium's {@code CartPole-v1}) as an {@link org.ding4j.env.Env}:
  * gravity 9.8, cart mass 1.0, pole mass 0.1, half pole length 0.5, force 10, tau 0.02 with explicit Euler steps, the
  * state in double. An episode terminates when {@code |x| > 2.4} or {@code |theta| > 12 degrees}; every step, the
  * final one included, gives reward 1; the time limit (200 as v0, 500 as v1) is a {@link org.ding4j.env.TimeLimit}
  * around it. Starts are uniform in {@code [-0.05, 0.05]^4}, drawn from the env's own seeded generator, so a seed
  * fixes every trajectory. Stepping allocates nothing. Not thread-safe.
  */
-public final class CartPole implements Env
+public final class CartPole extends SeededEnv
 {
     /** Observation width: x, x_dot, theta, theta_dot. */
     public static final int OBS = 4;
@@ -38,7 +37,6 @@ public final class CartPole implements Env
     private static final Discrete ACTION_SPACE = new Discrete(ACTIONS);
 
     private final double[] state = new double[OBS];
-    private final ResumableRandom random = new ResumableRandom(0);
 
     @Override
     public Box observationSpace()
@@ -50,13 +48,6 @@ public final class CartPole implements Env
     public Space actionSpace()
     {
         return ACTION_SPACE;
-    }
-
-    @Override
-    public void reset(final long seed, final float[] obs)
-    {
-        random.state(seed);
-        reset(obs);
     }
 
     @Override
@@ -120,18 +111,6 @@ public final class CartPole implements Env
         {
             obs[k] = (float)state[k];
         }
-    }
-
-    @Override
-    public long randomState()
-    {
-        return random.state();
-    }
-
-    @Override
-    public void restoreRandomState(final long saved)
-    {
-        random.state(saved);
     }
 
     @Override

@@ -1,13 +1,12 @@
 package org.ding4j.example.envs;
 
 import org.ding4j.env.Box;
-import org.ding4j.env.Env;
-import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.SeededEnv;
 import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * Gymnasium's {@code Pendulum-v1} as an {@link Env}: gravity 10, mass 1, length 1, dt 0.05, angular speed clipped to
+ * Gymnasium's {@code Pendulum-v1} as an {@link org.ding4j.env.Env}: gravity 10, mass 1, length 1, dt 0.05, angular speed clipped to
  * [-8, 8], torque to [-2, 2]; reward {@code -(angle_normalize(th)^2 + 0.1 thdot^2 + 0.001 u^2)} with the clipped
  * torque, Python's floor modulo in {@code angle_normalize}; observation {@code [cos th, sin th, thdot]}; starts
  * uniform in {@code th in [-pi, pi]}, {@code thdot in [-1, 1]}. It never terminates: the 200-step limit of v1 is a
@@ -15,7 +14,7 @@ import org.ding4j.env.StepResult;
  * arithmetic is gym's in double, step for step ({@code PendulumTest} checks a table written by that formula).
  * Stepping allocates nothing. Not thread-safe.
  */
-public final class Pendulum implements Env
+public final class Pendulum extends SeededEnv
 {
     /** Observation width: cos th, sin th, thdot. */
     public static final int OBS = 3;
@@ -35,7 +34,6 @@ public final class Pendulum implements Env
         new float[] {1, 1, (float)MAX_SPEED}, OBS);
     private static final Box ACTION_SPACE = Box.of(-MAX_TORQUE, MAX_TORQUE, ACTION);
 
-    private final ResumableRandom random = new ResumableRandom(0);
     private double theta;
     private double thetaDot;
 
@@ -49,13 +47,6 @@ public final class Pendulum implements Env
     public Space actionSpace()
     {
         return ACTION_SPACE;
-    }
-
-    @Override
-    public void reset(final long seed, final float[] obs)
-    {
-        random.state(seed);
-        reset(obs);
     }
 
     @Override
@@ -133,18 +124,6 @@ public final class Pendulum implements Env
         obs[0] = (float)Math.cos(theta);
         obs[1] = (float)Math.sin(theta);
         obs[2] = (float)thetaDot;
-    }
-
-    @Override
-    public long randomState()
-    {
-        return random.state();
-    }
-
-    @Override
-    public void restoreRandomState(final long saved)
-    {
-        random.state(saved);
     }
 
     @Override
