@@ -21,6 +21,7 @@ import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.EvalSchedule;
 import org.ding4j.example.pipeline.Restarts;
 import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
@@ -325,7 +326,7 @@ public final class ActorCriticPipeline
             final ContinuousCollector collector = new ContinuousCollector(collectEnvs, buffer,
                 cfg.getLong("policy.random_collect_size"), seed + 1);
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
-            learner.checkpoints().register("pipeline", loop::state, loop::restore);
+            learner.checkpoints().register("pipeline", loop.schedule::state, loop.schedule::restore);
             learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
             final Map<String, Object> elastic = Restarts.summary(attempt, resume, learner);
             final RunOutcome outcome;
@@ -364,8 +365,9 @@ public final class ActorCriticPipeline
         paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
         paths.put("log", learner.log().file().toString());
         paths.put("config", Path.of(exp, "total_config.yaml").toString());
-        return new Summary(algorithm, cfg.getLong("seed"), loop.solved, cfg.getDouble("env.stop_value"), loop.best,
-            collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS, interrupted, paths);
+        return new Summary(algorithm, cfg.getLong("seed"), loop.schedule.solved(), loop.schedule.stopValue(),
+            loop.schedule.bestReturn(), collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS,
+            interrupted, paths);
     }
 
     /** {@code summary.json}'s fields; {@code elastic} (a restarted job's attempts) and {@code error} may be null. */
@@ -406,15 +408,12 @@ public final class ActorCriticPipeline
         private final ContinuousEvaluator evaluator;
         private final int nSample = cfg.getInt("policy.collect.n_sample");
         private final int updatePerCollect = cfg.getInt("policy.learn.update_per_collect");
-        private final long evalFreq = cfg.getLong("policy.eval.evaluator.eval_freq");
-        private final double stopValue = cfg.getDouble("env.stop_value");
+        private final EvalSchedule schedule = new EvalSchedule(cfg.getLong("policy.eval.evaluator.eval_freq"),
+            cfg.getDouble("env.stop_value"));
         private final long maxEnvStep = cfg.getLong("pipeline.max_env_step");
         private final long maxTrainIter = cfg.getLong("pipeline.max_train_iter");
         private final long start = System.nanoTime();
         private final List<Map<String, Object>> evaluations = new java.util.ArrayList<>();
-        private long lastEvalIter = -1;
-        private double best = Double.NEGATIVE_INFINITY;
-        private boolean solved;
         private long solvedAtEnvStep = -1;
         private double solvedAtS = -1;
         private int left;
@@ -446,7 +445,7 @@ public final class ActorCriticPipeline
                 {
                     return false;
                 }
-                if ((lastEvalIter < 0 || learner.trainIter() - lastEvalIter >= evalFreq) && evaluate())
+                if (schedule.due(learner.trainIter()) && evaluate())
                 {
                     return false;
                 }
@@ -459,25 +458,19 @@ public final class ActorCriticPipeline
         /** @return whether this evaluation reached the stop value */
         private boolean evaluate()
         {
-            lastEvalIter = learner.trainIter();
             final double value = evaluator.evaluate(policy);
             final Map<String, Object> row = new LinkedHashMap<>();
             row.put("train_iter", learner.trainIter());
             row.put("env_step", collector.envsteps());
             row.put("return", value);
             evaluations.add(row);
-            if (value > best)
-            {
-                best = value;
-                saveBest();
-            }
-            solved = value >= stopValue;
+            final boolean solved = schedule.record(value, this::saveBest);
             if (solved)
             {
                 solvedAtEnvStep = collector.envsteps();
                 solvedAtS = elapsedS();
             }
-            progress.accept(new Progress(collector.envsteps(), learner.trainIter(), value, best,
+            progress.accept(new Progress(collector.envsteps(), learner.trainIter(), value, schedule.bestReturn(),
                 learner.trainIter() / elapsedS()));
             return solved;
         }
@@ -507,14 +500,6 @@ public final class ActorCriticPipeline
             return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
         }
 
-        Map<String, Object> state()
-        {
-            final Map<String, Object> state = new LinkedHashMap<>();
-            state.put("best_eval_return", best);
-            state.put("last_eval_iter", lastEvalIter);
-            return state;
-        }
-
         /** The collector's exploration and replay streams and the evaluator's start streams. */
         Map<String, Object> randomState()
         {
@@ -529,15 +514,5 @@ public final class ActorCriticPipeline
             evaluator.restoreRandomState(state.get("eval"));
         }
 
-        void restore(final Map<?, ?> state)
-        {
-            if (!(state.get("best_eval_return") instanceof Double b) || !(state.get("last_eval_iter") instanceof Long l))
-            {
-                throw new IllegalArgumentException("pipeline state: expected best_eval_return (a float) and "
-                    + "last_eval_iter (an int), got " + state);
-            }
-            best = b;
-            lastEvalIter = l;
-        }
     }
 }

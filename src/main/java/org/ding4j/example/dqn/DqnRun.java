@@ -18,6 +18,7 @@ import org.ding4j.dist.GradientSync;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.EvalSchedule;
 import org.ding4j.learner.BaseLearner;
 
 /**
@@ -42,6 +43,7 @@ final class DqnRun implements AutoCloseable
     private final DistTraining distTraining;
     private final ReplayBuffer buffer;
     private final Collector collector;
+    private final Evaluator evaluator;
     private final EvalSchedule schedule;
     private final long rankSeed;
     private long start;
@@ -84,9 +86,9 @@ final class DqnRun implements AutoCloseable
             cfg.getDouble("policy.discount_factor"), cfg.getBoolean("policy.collect.truncation_bootstraps"),
             rankSeed + 1);
         // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
-        schedule = new EvalSchedule(new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
-            cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true),
-            cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
+        evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
+            cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true);
+        schedule = new EvalSchedule(cfg.getLong("policy.eval.evaluator.eval_freq"), cfg.getDouble("env.stop_value"));
         // Checkpoints carry the run, not only the learner: a resume keeps the best return, the schedule and the
         // random streams (exploration, env starts, sampling), so it continues them instead of replaying its seed's.
         learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
@@ -144,7 +146,7 @@ final class DqnRun implements AutoCloseable
     {
         final DqnPolicy.Settings settings = policy.settings();
         collector.fuse(net, params, settings.hidden(), settings.dueling());
-        schedule.evaluator().fuse(net, params, settings.hidden(), settings.dueling());
+        evaluator.fuse(net, params, settings.hidden(), settings.dueling());
     }
 
     /** Starts the training wall clock (setup excluded). */
@@ -167,7 +169,7 @@ final class DqnRun implements AutoCloseable
         {
             return false;
         }
-        final boolean solved = schedule.evaluate(net, onNewBest);
+        final boolean solved = schedule.record(evaluator.evaluate(net).meanReturn(), onNewBest);
         progress.accept(new DqnPipeline.Progress(collector.envsteps(), trainIter, collector.epsilon(),
             schedule.lastReturn(), schedule.bestReturn(), trainIter / elapsedS()));
         return solved;
@@ -262,7 +264,7 @@ final class DqnRun implements AutoCloseable
         }
         learner.close();
         collector.close();
-        schedule.close();
+        evaluator.close();
         policy.close();
     }
 }
