@@ -10,7 +10,8 @@ import org.ding4j.hook.HookPosition;
  * per update {@code prepare}, the stop vote (across ranks when distributed; carried by the last update's log reduce
  * when the loop promised the data: {@link TrainingLoop#nextReady()}), {@code update}; the interrupt checkpoint
  * on SIGINT/SIGTERM; the exception checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
- * {@code finally}. {@link #requestEnd()} and {@link #close()} may be called from any thread: the loop ends after the
+ * {@code finally}. A run whose {@code before_run} failed (a refused resume) trained nothing and writes nothing: no
+ * exception checkpoint, no {@code after_run}. {@link #requestEnd()} and {@link #close()} may be called from any thread: the loop ends after the
  * update in flight.
  * <p>
  * The loop owns close, as Agrona's {@code AgentRunner} does: {@link #close()} while a loop runs only asks it to end,
@@ -91,9 +92,14 @@ final class LearnerRunner
         }
         Throwable failure = null;
         RunOutcome outcome = null;
+        // Whether before_run completed: a run that failed there (a refused resume, say) trained nothing, so it saves
+        // nothing either (no exception checkpoint of an untrained net, no after_run save over the file it tried to
+        // load), as DI-engine's learner never reaches after_run when before_run raises.
+        boolean started = false;
         try
         {
             learner.callHook(HookPosition.BEFORE_RUN);
+            started = true;
             outcome = loop(loop, iterations);
             if (RunOutcome.INTERRUPTED == outcome)
             {
@@ -103,8 +109,12 @@ final class LearnerRunner
         catch (final Throwable t)
         {
             failure = t;
-            learner.log().error("training failed at iteration " + learner.trainIter(), t);
-            learner.checkpoints().saveQuietly(BaseLearner.EXCEPTION_CHECKPOINT, t);
+            learner.log().error((started ? "training failed at iteration " : "before_run failed at iteration ")
+                + learner.trainIter(), t);
+            if (started)
+            {
+                learner.checkpoints().saveQuietly(BaseLearner.EXCEPTION_CHECKPOINT, t);
+            }
             if (null != vote)
             {
                 vote.failed(t);
@@ -115,7 +125,10 @@ final class LearnerRunner
             unregister.run();
             try
             {
-                learner.callHook(HookPosition.AFTER_RUN);
+                if (started)
+                {
+                    learner.callHook(HookPosition.AFTER_RUN);
+                }
             }
             catch (final RuntimeException | Error e)
             {

@@ -171,6 +171,36 @@ class DqnPipelineTest
         assertTrue(end[1] > saved[1]);
     }
 
+    /**
+     * A resume the checkpoint refuses (its random streams are for 8 collector envs, this run has 4) fails before
+     * training and writes nothing: the file it tried to load keeps its bytes, and no exception checkpoint of an
+     * untrained net or after-run save lands in the folder.
+     */
+    @Test
+    void aRefusedResumeShouldLeaveTheFolderAsItWas() throws Exception
+    {
+        final Path exp = dir.resolve("refused");
+        new DqnPipeline(Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 30L)
+            .with("pipeline.warmup_updates", 0L)).run(p -> { }, Map.of());
+        final Path ckpt = exp.resolve("ckpt/iteration_30.pth.tar");
+        final byte[] before = Files.readAllBytes(ckpt);
+        final List<Path> files;
+        try (var listing = Files.list(exp.resolve("ckpt")))
+        {
+            files = listing.sorted().toList();
+        }
+        final Config resume = Config.empty().with("exp_name", exp.toString()).with("env.collector_env_num", 4L)
+            .with("pipeline.warmup_updates", 0L).with("learner.hook.load_ckpt_before_run", ckpt.toString());
+        org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
+            () -> new DqnPipeline(resume).run(p -> { }, Map.of()));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(before, Files.readAllBytes(ckpt),
+            "the resume file is untouched");
+        try (var listing = Files.list(exp.resolve("ckpt")))
+        {
+            assertEquals(files, listing.sorted().toList(), "no checkpoint written by the failed start");
+        }
+    }
+
     @Test
     void aResumeShouldContinueTheRandomStreamsOfItsCheckpoint() throws Exception
     {
