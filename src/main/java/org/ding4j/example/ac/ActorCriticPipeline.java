@@ -22,12 +22,13 @@ import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.EvalSchedule;
+import org.ding4j.example.pipeline.OffPolicyRounds;
 import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.example.pipeline.SerialLoop;
 import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
-import org.ding4j.learner.TrainingLoop;
 
 /**
  * DI-engine's serial pipeline for TD3 and SAC through {@link BaseLearner}, on any environment with a bounded
@@ -332,7 +333,9 @@ public final class ActorCriticPipeline
             final RunOutcome outcome;
             try (collector; ContinuousEvaluator evaluator = loop.evaluator)
             {
-                outcome = learner.run(loop);
+                outcome = learner.run(new SerialLoop(learner, loop, cfg.getInt("policy.collect.n_sample"),
+                    cfg.getInt("policy.learn.update_per_collect"), cfg.getLong("pipeline.max_env_step"),
+                    cfg.getLong("pipeline.max_train_iter")));
             }
             catch (final RuntimeException | Error ex)
             {
@@ -396,8 +399,8 @@ public final class ActorCriticPipeline
         return json;
     }
 
-    /** The serial rounds: evaluate when due, collect, then the updates of the round. */
-    private final class Loop implements TrainingLoop
+    /** TD3's and SAC's part of the serial pipeline ({@link SerialLoop}): replay, collector, evaluation, update. */
+    private final class Loop implements OffPolicyRounds
     {
         private final BaseLearner<ControlBatch> learner;
         private final ActorCritic policy;
@@ -406,17 +409,12 @@ public final class ActorCriticPipeline
         private final ContinuousCollector collector;
         private final Consumer<Progress> progress;
         private final ContinuousEvaluator evaluator;
-        private final int nSample = cfg.getInt("policy.collect.n_sample");
-        private final int updatePerCollect = cfg.getInt("policy.learn.update_per_collect");
         private final EvalSchedule schedule = new EvalSchedule(cfg.getLong("policy.eval.evaluator.eval_freq"),
             cfg.getDouble("env.stop_value"));
-        private final long maxEnvStep = cfg.getLong("pipeline.max_env_step");
-        private final long maxTrainIter = cfg.getLong("pipeline.max_train_iter");
         private final long start = System.nanoTime();
         private final List<Map<String, Object>> evaluations = new java.util.ArrayList<>();
         private long solvedAtEnvStep = -1;
         private double solvedAtS = -1;
-        private int left;
 
         Loop(final BaseLearner<ControlBatch> learner, final ActorCritic policy, final ControlBatch batch,
             final TransitionBuffer buffer, final ContinuousCollector collector, final Consumer<Progress> progress)
@@ -432,27 +430,39 @@ public final class ActorCriticPipeline
         }
 
         @Override
-        public boolean prepare()
+        public boolean sample()
         {
-            while (true)
-            {
-                if (left > 0 && learner.trainIter() < maxTrainIter && buffer.sample(batch))
-                {
-                    left--;
-                    return true;
-                }
-                if (collector.envsteps() >= maxEnvStep || learner.trainIter() >= maxTrainIter)
-                {
-                    return false;
-                }
-                if (schedule.due(learner.trainIter()) && evaluate())
-                {
-                    return false;
-                }
-                collector.collect(policy, nSample);
-                learner.collectorEnvstep(collector.envsteps());
-                left = updatePerCollect;
-            }
+            return buffer.sample(batch);
+        }
+
+        @Override
+        public boolean canSample()
+        {
+            return buffer.size() >= batch.size();
+        }
+
+        @Override
+        public void collect(final int transitions)
+        {
+            collector.collect(policy, transitions);
+        }
+
+        @Override
+        public long envSteps()
+        {
+            return collector.envsteps();
+        }
+
+        @Override
+        public void resume()
+        {
+            collector.resumeAt(Math.max(0, learner.collectorEnvstep()));
+        }
+
+        @Override
+        public boolean evaluateIfDue(final long trainIter)
+        {
+            return schedule.due(trainIter) && evaluate();
         }
 
         /** @return whether this evaluation reached the stop value */

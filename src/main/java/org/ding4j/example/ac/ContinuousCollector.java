@@ -78,6 +78,12 @@ final class ContinuousCollector implements AutoCloseable
         return envsteps;
     }
 
+    /** Continues the env-step count of a resumed run. */
+    void resumeAt(final long steps)
+    {
+        envsteps = steps;
+    }
+
     Map<String, Object> randomState()
     {
         final Map<String, Object> state = new LinkedHashMap<>();

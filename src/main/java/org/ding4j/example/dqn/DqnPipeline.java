@@ -20,6 +20,7 @@ import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.env.Discrete;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.example.pipeline.SerialLoop;
 import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
@@ -40,7 +41,7 @@ import org.ding4j.torch.Activation;
  * The config is {@code examples/cartpole_dqn.yaml} (embedded) deep-merged with the user's; every key is checked
  * before anything starts, errors naming the key. Each run writes {@code ./{exp_name}/summary.json}. Both modes run
  * under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, stop vote, exception and interrupt
- * checkpoints): serial mode as a {@link SerialLoop}, parallel mode as {@code learner.start()} fed by a
+ * checkpoints): serial mode as a {@link SerialLoop} over {@link DqnRounds}, parallel mode as {@code learner.start()} fed by a
  * {@link ParallelDriver}. The pieces: {@link DqnRun} wires one run's objects, {@link EvalSchedule} decides when to
  * evaluate and keeps the best return, {@link WarmUp} warms the JIT, {@link SummaryFile} writes the summary and {@link Restarts} resumes a restarted attempt.
  */
@@ -327,9 +328,11 @@ public final class DqnPipeline
                     return driver.run();
                 }
             }
-            try (SerialLoop loop = new SerialLoop(run))
+            try (DqnRounds rounds = new DqnRounds(run))
             {
-                return run.learner().run(loop);
+                return run.learner().run(new SerialLoop(run.learner(), rounds, cfg.getInt("policy.collect.n_sample"),
+                    cfg.getInt("policy.learn.update_per_collect"), cfg.getLong("pipeline.max_env_step"),
+                    cfg.getLong("pipeline.max_train_iter")));
             }
         }
         finally
