@@ -27,6 +27,10 @@ public final class EnvChecker
     public static void check(final Env env, final long seed, final int steps)
     {
         Objects.requireNonNull(env, "env");
+        if (steps < 1)
+        {
+            throw new IllegalArgumentException("steps: expected >= 1, got " + steps);
+        }
         final String name = env.toString();
         final Box obsSpace = env.observationSpace();
         final Space actionSpace = env.actionSpace();
@@ -61,6 +65,18 @@ public final class EnvChecker
         env.reset(seed, obs);
         checkObservation(obsSpace, obs, name + ": reset(seed=" + seed + ")");
         System.arraycopy(obs, 0, obsLog, 0, width);
+        if (null != reference)
+        {
+            for (int k = 0; k < width; k++)
+            {
+                if (Float.floatToIntBits(reference.obs()[k]) != Float.floatToIntBits(obs[k]))
+                {
+                    throw new IllegalStateException(name + ": reset(seed=" + seed + ") twice gave observation[" + k
+                        + "] " + reference.obs()[k] + ", then " + obs[k] + " (a reset must draw only from the "
+                        + "generator its seed seeds)");
+                }
+            }
+        }
         for (int t = 0; t < steps; t++)
         {
             env.actionSpace().sample(random, action, 0);

@@ -2,7 +2,9 @@ package org.ding4j.env;
 
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
@@ -12,23 +14,24 @@ import java.util.function.IntFunction;
  * parks until the last one is done and returns; a failure on a worker is rethrown there. Worth it where an env step
  * costs more than a thread hand-off (a few microseconds); CartPole's does not. Nothing is allocated per step. The
  * threads come from the caller's {@link ThreadFactory} (the default makes named daemon threads) and end at
+ * {@link #close()}. As every {@link VectorEnv}, one thread at a time calls {@link #step}, the resets and
  * {@link #close()}.
  */
 public final class ThreadedVectorEnv extends VectorEnv
 {
     private final Thread[] workers;
     private final AtomicInteger pending = new AtomicInteger();
+    private final AtomicReference<Throwable> failure = new AtomicReference<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
     private volatile float[] actions;
     private volatile long generation;
     private volatile Thread waiter;
-    private volatile Throwable failure;
-    private volatile boolean closed;
 
     /**
      * @param factory       makes env {@code i}
      * @param n             how many envs
      * @param threads       worker threads, in [1, n]
-     * @param threadFactory makes the workers (null: daemon threads named {@code ding4j-env-<w>})
+     * @param threadFactory makes the workers (null: daemon threads named {@code ding4j-env-<w>}, w from 0)
      * @throws IllegalArgumentException if {@code threads} is outside [1, n]
      */
     public ThreadedVectorEnv(final IntFunction<? extends Env> factory, final int n, final int threads,
@@ -40,12 +43,13 @@ public final class ThreadedVectorEnv extends VectorEnv
             throw new IllegalArgumentException("threads: expected in [1, " + n + "] (at most one per env), got "
                 + threads);
         }
-        final ThreadFactory made = null == threadFactory ? ThreadedVectorEnv::daemon : threadFactory;
         workers = new Thread[threads];
         for (int w = 0; w < threads; w++)
         {
             final int worker = w;
-            workers[w] = Objects.requireNonNull(made.newThread(() -> work(worker)), "thread factory returned null");
+            final Runnable task = () -> work(worker);
+            workers[w] = Objects.requireNonNull(null == threadFactory ? daemon(task, w) : threadFactory.newThread(task),
+                "thread factory returned null");
         }
         for (final Thread worker : workers)
         {
@@ -53,9 +57,9 @@ public final class ThreadedVectorEnv extends VectorEnv
         }
     }
 
-    private static Thread daemon(final Runnable task)
+    private static Thread daemon(final Runnable task, final int worker)
     {
-        final Thread thread = new Thread(task, "ding4j-env");
+        final Thread thread = new Thread(task, "ding4j-env-" + worker);
         thread.setDaemon(true);
         return thread;
     }
@@ -63,7 +67,7 @@ public final class ThreadedVectorEnv extends VectorEnv
     @Override
     void stepAll(final float[] actions)
     {
-        if (closed)
+        if (closed.get())
         {
             throw new IllegalStateException("ThreadedVectorEnv is closed");
         }
@@ -80,10 +84,9 @@ public final class ThreadedVectorEnv extends VectorEnv
         {
             LockSupport.park(this);
         }
-        final Throwable failed = failure;
+        final Throwable failed = failure.getAndSet(null);
         if (null != failed)
         {
-            failure = null;
             if (failed instanceof RuntimeException ex)
             {
                 throw ex;
@@ -102,11 +105,14 @@ public final class ThreadedVectorEnv extends VectorEnv
         final int stride = workers.length;
         while (true)
         {
-            while (generation == seen && !closed)
+            while (generation == seen && !closed.get())
             {
                 LockSupport.park(this);
+                // An interrupt is not a stop (close is): clear it, or park would return at once for ever.
+                Thread.interrupted();
             }
-            if (closed)
+            // A step handed over before close is finished first, so its caller is not left waiting.
+            if (generation == seen)
             {
                 return;
             }
@@ -121,7 +127,11 @@ public final class ThreadedVectorEnv extends VectorEnv
             }
             catch (final Throwable t)
             {
-                failure = t;
+                // The first failure is rethrown; the others ride on it.
+                if (!failure.compareAndSet(null, t))
+                {
+                    failure.get().addSuppressed(t);
+                }
             }
             finally
             {
@@ -138,11 +148,10 @@ public final class ThreadedVectorEnv extends VectorEnv
     @Override
     public void close()
     {
-        if (closed)
+        if (!closed.compareAndSet(false, true))
         {
             return;
         }
-        closed = true;
         for (final Thread worker : workers)
         {
             LockSupport.unpark(worker);

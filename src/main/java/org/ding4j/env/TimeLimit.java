@@ -1,8 +1,9 @@
 package org.ding4j.env;
 
 /**
- * Gymnasium's {@code TimeLimit}: the episode is truncated at its {@code maxEpisodeSteps}-th step (unless that step
- * terminated it), so a learner still bootstraps from the final observation.
+ * Gymnasium's {@code TimeLimit}: the episode is truncated at its {@code maxEpisodeSteps}-th step, so a learner still
+ * bootstraps from the final observation; a step that also terminated the episode is both (as in Gymnasium), and
+ * terminated wins for the bootstrap.
  */
 public final class TimeLimit extends EnvWrapper
 {

@@ -49,6 +49,12 @@ public final class ServingActor
     private ServingActor(final FlatParameters params, final Layer[] trunk, final Layer[] advantage,
         final Layer[] value, final ActorCritic continuous, final int obsWidth, final int actionWidth)
     {
+        if (1 != params.groupCount() || !params.group(0).isCpuFloat32())
+        {
+            throw new IllegalArgumentException("ServingActor: expected the net's parameters in one CPU float32 group, "
+                + "got " + params.groupCount() + " group(s)" + (1 == params.groupCount() ? " not on the CPU in float32"
+                : ""));
+        }
         this.weights = new PublishedWeights((int)params.group(0).numel());
         this.source = new FloatPointer(params.group(0).values().data_ptr());
         this.trunk = trunk;

@@ -25,7 +25,8 @@ public final class PublishedWeights
     private final float[][] buffers;
     private final long[] versions = new long[2 * STRIDE];
     private volatile int current;
-    private long publishes;
+    /** Publishes complete and served (written after {@link #current}, so a reader that sees it gets that publish). */
+    private volatile long completed;
 
     /** @param size floats in the vector */
     public PublishedWeights(final int size)
@@ -51,8 +52,20 @@ public final class PublishedWeights
     public void publish(final FloatPointer source)
     {
         Objects.requireNonNull(source, "source");
+        if (source.isNull())
+        {
+            throw new IllegalArgumentException("source: a null pointer (a closed tensor?)");
+        }
         final int next = begin();
-        source.get(buffers[next], 0, buffers[next].length);
+        try
+        {
+            source.get(buffers[next], 0, buffers[next].length);
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            abort(next);
+            throw ex;
+        }
         end(next);
     }
 
@@ -89,13 +102,17 @@ public final class PublishedWeights
         // Release: the buffer's stores come before the even version, and the version before the redirect.
         VERSIONS.setRelease(versions, at, (long)VERSIONS.getVolatile(versions, at) + 1);
         current = next;
-        publishes++;
+        completed++;
     }
 
-    /** @return how many times {@link #publish} ran (the writer's count; read it on the writer's thread) */
-    public long publishes()
+    /**
+     * A copy that failed halfway: the buffer's version turns even again (a stamp taken before it no longer
+     * validates) and readers stay on the other buffer, so the next publish starts from a consistent state.
+     */
+    private void abort(final int next)
     {
-        return publishes;
+        final int at = next * STRIDE;
+        VERSIONS.setRelease(versions, at, (long)VERSIONS.getVolatile(versions, at) + 1);
     }
 
     /**
@@ -111,7 +128,7 @@ public final class PublishedWeights
 
     /**
      * @param stamp from {@link #tryRead}
-     * @return the stamped buffer: read it, then {@link #validate} the stamp before trusting what was read
+     * @return the stamped buffer, read-only: read it, then {@link #validate} the stamp before trusting what was read
      */
     public float[] buffer(final long stamp)
     {
@@ -130,12 +147,11 @@ public final class PublishedWeights
     }
 
     /**
-     * @return how many publishes have completed (0 before the first), for a reader that wants to know whether the
-     *     weights changed
+     * @return how many publishes have completed (0 before the first); a read that starts after seeing a count gets
+     *     that publish or a later one
      */
     public long version()
     {
-        // Each publish adds 2 to one buffer's version; one in progress adds 1, which the division drops.
-        return ((long)VERSIONS.getVolatile(versions, 0) + (long)VERSIONS.getVolatile(versions, STRIDE)) / 2;
+        return completed;
     }
 }

@@ -26,6 +26,8 @@ class EnvApiTest
         int escapeAt = -1;
         int failAt = -1;
         boolean clockSeeded;
+        boolean clockSteps;
+        long calls;
         double x;
         int t;
 
@@ -59,7 +61,8 @@ class EnvApiTest
         @Override
         public void step(final float[] action, final float[] obs, final StepResult result)
         {
-            x += action[0] + random.nextDouble(-0.5, 0.5);
+            // clockSteps: a drift from a count that no reset restores (as state kept outside the seeded generator).
+            x += action[0] + random.nextDouble(-0.5, 0.5) + (clockSteps ? ++calls * 1e-3 : 0);
             t++;
             if (t == failAt)
             {
@@ -290,7 +293,12 @@ class EnvApiTest
         clock.clockSeeded = true;
         final String message = assertThrows(IllegalStateException.class, () -> EnvChecker.check(clock, 5, 50))
             .getMessage();
-        assertTrue(message.startsWith("Walk: step 0 after reset(seed=5), run again with the same seed and actions: "
-            + "observation[0] "), message);
+        assertTrue(message.startsWith("Walk: reset(seed=5) twice gave observation[0] "), message);
+        final Walk noisy = new Walk();
+        noisy.clockSteps = true;
+        final String stepMessage = assertThrows(IllegalStateException.class, () -> EnvChecker.check(noisy, 5, 50))
+            .getMessage();
+        assertTrue(stepMessage.startsWith("Walk: step 0 after reset(seed=5), run again with the same seed and "
+            + "actions: observation[0] "), stepMessage);
     }
 }
