@@ -29,21 +29,22 @@ import org.ding4j.torch.Activation;
 
 /**
  * DQN end to end on any environment with a {@link Discrete} action space ({@code env.type}: {@code cartpole} by
- * default, or a user's {@link Env} class), as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
- * {@code n_sample} transitions epsilon-greedily, push them, then {@code update_per_collect} times sample a batch,
- * {@code learner.train} it and feed the priorities back; evaluate every {@code eval_freq} updates (greedy, the same
- * seeded starts each time), save {@code ckpt_best.pth.tar} on a new best return, and stop at {@code stop_value},
- * {@code max_env_step} or {@code max_train_iter}. With {@code pipeline.mode: parallel} the collector and
- * evaluator run on their own thread with a copy of the net refreshed from the learner's after every collect, and
- * the learner runs {@code start()} pulling batches through its {@code AsyncDataLoader}; the loader's source keeps
- * the serial ratio of updates to env steps, so both modes run the same algorithm.
+ * default, or a user's {@link org.ding4j.env.Env} class), as DI-engine's {@code serial_pipeline(cartpole_dqn_config)}
+ * runs it: collect {@code n_sample} transitions epsilon-greedily, push them, then {@code update_per_collect} times
+ * sample a batch, {@code learner.train} it and feed the priorities back; evaluate every {@code eval_freq} updates
+ * (greedy, the same seeded starts each time), save {@code ckpt_best.pth.tar} on a new best return, and stop at
+ * {@code stop_value}, {@code max_env_step} or {@code max_train_iter}. With {@code pipeline.mode: parallel} the
+ * collector and evaluator run on their own thread with a copy of the net refreshed from the learner's after every
+ * collect, and the learner runs {@code start()} pulling batches through its {@code AsyncDataLoader}; the loader's
+ * source keeps the serial ratio of updates to env steps, so both modes run the same algorithm.
  * <p>
  * The config is {@code examples/cartpole_dqn.yaml} (embedded) deep-merged with the user's; every key is checked
  * before anything starts, errors naming the key. Each run writes {@code ./{exp_name}/summary.json}. Both modes run
  * under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, stop vote, exception and interrupt
- * checkpoints): serial mode as a {@link SerialLoop} over {@link DqnRounds}, parallel mode as {@code learner.start()} fed by a
- * {@link ParallelDriver}. The pieces: {@link DqnRun} wires one run's objects, {@link EvalSchedule} decides when to
- * evaluate and keeps the best return, {@link WarmUp} warms the JIT, {@link SummaryFile} writes the summary and {@link Restarts} resumes a restarted attempt.
+ * checkpoints): serial mode as a {@link SerialLoop} over {@link DqnRounds}, parallel mode as {@code learner.start()}
+ * fed by a {@link ParallelDriver}. The pieces: {@link DqnRun} wires one run's objects,
+ * {@link org.ding4j.example.pipeline.EvalSchedule} decides when to evaluate and keeps the best return, {@link WarmUp}
+ * warms the JIT, {@link SummaryFile} writes the summary and {@link Restarts} resumes a restarted attempt.
  */
 public final class DqnPipeline
 {
