@@ -29,7 +29,8 @@ public final class Box implements Space
         {
             if (d < 1)
             {
-                throw new IllegalArgumentException("Box: expected dimensions >= 1, got shape " + Arrays.toString(shape));
+                throw new IllegalArgumentException("Box: expected dimensions >= 1, got shape "
+                    + Arrays.toString(shape));
             }
             size *= d;
         }

@@ -124,7 +124,8 @@ public final class ServingActor
             final int b = names.indexOf(2 * l + ".bias");
             if (w < 0 || b < 0)
             {
-                throw new IllegalArgumentException("ServingActor: the actor has no layer " + 2 * l + " (" + names + ")");
+                throw new IllegalArgumentException("ServingActor: the actor has no layer " + 2 * l + " (" + names
+                    + ")");
             }
             layers.add(new Layer((int)params.offset(w), (int)params.offset(b), (int)sizes[l], (int)sizes[l + 1],
                 l + 2 < sizes.length ? DenseForward.RELU : DenseForward.IDENTITY));

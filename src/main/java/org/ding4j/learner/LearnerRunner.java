@@ -11,8 +11,8 @@ import org.ding4j.hook.HookPosition;
  * when the loop promised the data: {@link TrainingLoop#nextReady()}), {@code update}; the interrupt checkpoint
  * on SIGINT/SIGTERM; the exception checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
  * {@code finally}. A run whose {@code before_run} failed (a refused resume) trained nothing and writes nothing: no
- * exception checkpoint, no {@code after_run}. {@link #requestEnd()} and {@link #close()} may be called from any thread: the loop ends after the
- * update in flight.
+ * exception checkpoint, no {@code after_run}. {@link #requestEnd()} and {@link #close()} may be called from any
+ * thread: the loop ends after the update in flight.
  * <p>
  * The loop owns close, as Agrona's {@code AgentRunner} does: {@link #close()} while a loop runs only asks it to end,
  * and the loop runs the closing (the learner's resources) in its {@code finally}, after {@code after_run}, so nothing

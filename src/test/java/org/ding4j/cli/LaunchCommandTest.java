@@ -56,8 +56,8 @@ class LaunchCommandTest
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--", "train", "--config",
             Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(), "--set",
             "exp_name=" + dir.resolve("sac")), out::toString);
-        assertTrue((out.toString() + err).contains("policy.type: sac trains on one rank only (its fused update has no gradient "
-            + "all-reduce yet), got WORLD_SIZE=2"), out + "\n" + err);
+        assertTrue((out.toString() + err).contains("policy.type: sac trains on one rank only (its fused update has no "
+            + "gradient all-reduce yet), got WORLD_SIZE=2"), out + "\n" + err);
         assertTrue(!java.nio.file.Files.exists(dir.resolve("sac")), "nothing written");
     }
 

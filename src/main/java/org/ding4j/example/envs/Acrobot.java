@@ -7,13 +7,13 @@ import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * Gymnasium's {@code Acrobot-v1} as an {@link org.ding4j.env.Env}: two links (mass 1, length 1, centre of mass 0.5, moment of
- * inertia 1) hang from a fixed joint; the torque on the middle joint is -1, 0 or +1 ({@link Discrete}(3)). One step
- * is 0.2 s of the book's dynamics (Sutton and Barto) integrated by one fourth-order Runge-Kutta step, angles wrapped
- * to [-pi, pi], speeds bounded to 4 pi and 9 pi. The observation is {@code [cos th1, sin th1, cos th2, sin th2,
- * dth1, dth2]}; each step gives -1 until the free end rises a link's length above the fixed joint
- * ({@code -cos th1 - cos(th1 + th2) > 1}), which terminates the episode with 0. Starts are uniform in
- * {@code [-0.1, 0.1]^4}; v1's 500-step limit is a {@link org.ding4j.env.TimeLimit}. Allocates nothing per step.
+ * Gymnasium's {@code Acrobot-v1} as an {@link org.ding4j.env.Env}: two links (mass 1, length 1, centre of mass 0.5,
+ * moment of inertia 1) hang from a fixed joint; the torque on the middle joint is -1, 0 or +1 ({@link Discrete}(3)).
+ * One step is 0.2 s of the book's dynamics (Sutton and Barto) integrated by one fourth-order Runge-Kutta step, angles
+ * wrapped to [-pi, pi], speeds bounded to 4 pi and 9 pi. The observation is {@code [cos th1, sin th1, cos th2, sin th2,
+ * dth1, dth2]}; each step gives -1 until the free end rises a link's length above the fixed joint ({@code -cos th1 -
+ * cos(th1 + th2) > 1}), which terminates the episode with 0. Starts are uniform in {@code [-0.1, 0.1]^4}; v1's 500-step
+ * limit is a {@link org.ding4j.env.TimeLimit}. Allocates nothing per step.
  */
 public final class Acrobot extends SeededEnv
 {

@@ -7,12 +7,12 @@ import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * The classic cart-pole task (Barto, Sutton and Anderson 1983, as Gymnasium's {@code CartPole-v1}) as an {@link org.ding4j.env.Env}:
- * gravity 9.8, cart mass 1.0, pole mass 0.1, half pole length 0.5, force 10, tau 0.02 with explicit Euler steps, the
- * state in double. An episode terminates when {@code |x| > 2.4} or {@code |theta| > 12 degrees}; every step, the
- * final one included, gives reward 1; the time limit (200 as v0, 500 as v1) is a {@link org.ding4j.env.TimeLimit}
- * around it. Starts are uniform in {@code [-0.05, 0.05]^4}, drawn from the env's own seeded generator, so a seed
- * fixes every trajectory. Stepping allocates nothing. Not thread-safe.
+ * The classic cart-pole task (Barto, Sutton and Anderson 1983, as Gymnasium's {@code CartPole-v1}) as an {@link
+ * org.ding4j.env.Env}: gravity 9.8, cart mass 1.0, pole mass 0.1, half pole length 0.5, force 10, tau 0.02 with
+ * explicit Euler steps, the state in double. An episode terminates when {@code |x| > 2.4} or {@code |theta| > 12
+ * degrees}; every step, the final one included, gives reward 1; the time limit (200 as v0, 500 as v1) is a {@link
+ * org.ding4j.env.TimeLimit} around it. Starts are uniform in {@code [-0.05, 0.05]^4}, drawn from the env's own seeded
+ * generator, so a seed fixes every trajectory. Stepping allocates nothing. Not thread-safe.
  */
 public final class CartPole extends SeededEnv
 {

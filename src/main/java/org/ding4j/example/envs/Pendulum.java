@@ -6,13 +6,13 @@ import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 
 /**
- * Gymnasium's {@code Pendulum-v1} as an {@link org.ding4j.env.Env}: gravity 10, mass 1, length 1, dt 0.05, angular speed clipped to
- * [-8, 8], torque to [-2, 2]; reward {@code -(angle_normalize(th)^2 + 0.1 thdot^2 + 0.001 u^2)} with the clipped
- * torque, Python's floor modulo in {@code angle_normalize}; observation {@code [cos th, sin th, thdot]}; starts
- * uniform in {@code th in [-pi, pi]}, {@code thdot in [-1, 1]}. It never terminates: the 200-step limit of v1 is a
- * {@link org.ding4j.env.TimeLimit} around it, a truncation, so a learner still bootstraps from the next state. The
- * arithmetic is gym's in double, step for step ({@code PendulumTest} checks a table written by that formula).
- * Stepping allocates nothing. Not thread-safe.
+ * Gymnasium's {@code Pendulum-v1} as an {@link org.ding4j.env.Env}: gravity 10, mass 1, length 1, dt 0.05, angular
+ * speed clipped to [-8, 8], torque to [-2, 2]; reward {@code -(angle_normalize(th)^2 + 0.1 thdot^2 + 0.001 u^2)} with
+ * the clipped torque, Python's floor modulo in {@code angle_normalize}; observation {@code [cos th, sin th, thdot]};
+ * starts uniform in {@code th in [-pi, pi]}, {@code thdot in [-1, 1]}. It never terminates: the 200-step limit of v1 is
+ * a {@link org.ding4j.env.TimeLimit} around it, a truncation, so a learner still bootstraps from the next state. The
+ * arithmetic is gym's in double, step for step ({@code PendulumTest} checks a table written by that formula). Stepping
+ * allocates nothing. Not thread-safe.
  */
 public final class Pendulum extends SeededEnv
 {

@@ -16,13 +16,13 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 /**
- * The fused native DQN update against libtorch autograd with the same optimizer, on random nets and batches:
- * gradients and parameters equal within 1e-5 (relative to the largest magnitude) after the first update, loss and
- * priorities alike. Then, at each of {@value #STATES} states along the autograd run's trajectory, the fused policy is
- * loaded with that state and both take one update on the same batch: the gradients must agree within 1e-5 at 90% of
- * the states and within {@value #LOOSE} at all, the parameters within two opposite Adam steps. Two runs side by side would
- * compound rounding chaotically (a ReLU switched by rounding, then Adam's step of the learning rate's size), so their
- * distance after 200 updates depends on the CPU's BLAS kernels, not on the code; one update from one state does not.
+ * The fused native DQN update against libtorch autograd with the same optimizer, on random nets and batches: gradients
+ * and parameters equal within 1e-5 (relative to the largest magnitude) after the first update, loss and priorities
+ * alike. Then, at each of {@value #STATES} states along the autograd run's trajectory, the fused policy is loaded with
+ * that state and both take one update on the same batch: the gradients must agree within 1e-5 at 90% of the states and
+ * within {@value #LOOSE} at all, the parameters within two opposite Adam steps. Two runs side by side would compound
+ * rounding chaotically (a ReLU switched by rounding, then Adam's step of the learning rate's size), so their distance
+ * after 200 updates depends on the CPU's BLAS kernels, not on the code; one update from one state does not.
  */
 class DqnPolicyFusedTest
 {
