@@ -1,22 +1,25 @@
 package org.ding4j.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.example.dqn.DqnPipeline;
-import org.ding4j.example.dqn.Evaluator;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.example.ac.ActorCriticPipeline;
+import org.ding4j.example.dqn.DqnPipeline;
+import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.dqn.Evaluator;
+import org.ding4j.example.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
@@ -73,12 +76,17 @@ final class EvalCommand implements Callable<Integer>
             final ActorCriticPipeline control = new ActorCriticPipeline(user);
             Threads.configure();
             final double[] r = control.evaluate(new TorchCheckpointIO().read(ckpt), episodes, seed);
-            final PrintWriter out = spec.commandLine().getOut();
-            out.printf("{\"checkpoint\": \"%s\", \"config\": \"%s\", \"algorithm\": \"%s\", \"episodes\": %d, "
-                + "\"seed\": %d, \"mean_return\": %.2f, \"min_return\": %.1f, \"max_return\": %.1f, \"stop_value\": "
-                + "%.1f}%n", ckpt, source, ActorCriticPipeline.algorithmOf(user), episodes, seed, r[0], r[1], r[2],
-                control.config().getDouble("env.stop_value"));
-            out.flush();
+            final Map<String, Object> json = new LinkedHashMap<>();
+            json.put("checkpoint", ckpt.toString());
+            json.put("config", null == source ? "embedded" : source.toString());
+            json.put("algorithm", ActorCriticPipeline.algorithmOf(user));
+            json.put("episodes", episodes);
+            json.put("seed", seed);
+            json.put("mean_return", r[0]);
+            json.put("min_return", r[1]);
+            json.put("max_return", r[2]);
+            json.put("stop_value", control.config().getDouble("env.stop_value"));
+            print(json);
             return 0;
         }
         final DqnPipeline pipeline = new DqnPipeline(user);
@@ -98,13 +106,25 @@ final class EvalCommand implements Callable<Integer>
             }
             params.loadStateDict(model, true);
             final Evaluator.Result result = evaluator.evaluate(net);
-            final PrintWriter out = spec.commandLine().getOut();
-            out.printf("{\"checkpoint\": \"%s\", \"config\": \"%s\", \"episodes\": %d, \"seed\": %d, "
-                + "\"mean_return\": %.2f, \"min_return\": %.0f, \"max_return\": %.0f, \"stop_value\": %.1f}%n", ckpt,
-                null == source ? "embedded" : source, result.episodes(), seed, result.meanReturn(), result.minReturn(),
-                result.maxReturn(), cfg.getDouble("env.stop_value"));
-            out.flush();
+            final Map<String, Object> json = new LinkedHashMap<>();
+            json.put("checkpoint", ckpt.toString());
+            json.put("config", null == source ? "embedded" : source.toString());
+            json.put("episodes", result.episodes());
+            json.put("seed", seed);
+            json.put("mean_return", result.meanReturn());
+            json.put("min_return", result.minReturn());
+            json.put("max_return", result.maxReturn());
+            json.put("stop_value", cfg.getDouble("env.stop_value"));
+            print(json);
         }
         return 0;
+    }
+
+    /** One line of JSON, escaped by Jackson (a path with a quote or a newline stays valid JSON). */
+    private void print(final Map<String, Object> json) throws IOException
+    {
+        final PrintWriter out = spec.commandLine().getOut();
+        out.println(new ObjectMapper().writeValueAsString(json));
+        out.flush();
     }
 }

@@ -48,11 +48,14 @@ class EvalCommandTest
         {
             new TorchCheckpointIO().write(ckpt, Map.of("model", params.stateDict()));
         }
+        // A quote and a newline in the file name: the output stays one valid JSON object that names it.
+        final Path odd = Files.copy(ckpt, ckpt.resolveSibling("a\"b\nc.pth.tar"));
         final StringWriter out = new StringWriter();
         final CommandLine cli = Main.commandLine();
         cli.setOut(new PrintWriter(out));
-        assertEquals(0, cli.execute("eval", "--ckpt", ckpt.toString(), "--episodes", "2"), out.toString());
+        assertEquals(0, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "2"), out.toString());
         final JsonNode result = new ObjectMapper().readTree(out.toString());
+        assertEquals(odd.toString(), result.get("checkpoint").asText());
         assertEquals(dir.resolve("run").resolve("total_config.yaml").toAbsolutePath().toString(),
             result.get("config").asText());
         assertEquals(2, result.get("episodes").asInt());
