@@ -70,6 +70,9 @@ public final class ActorCriticPipeline
         return ConfigSchema.builder("", ConfigFiles.loadResource(defaults))
             .rule("exp_name", ValueRule.FOLDER_PATH)
             .rule("env.collector_env_num", ValueRule.integerIn(1, 4096))
+            // Unused by this pipeline (n_evaluator_episode envs evaluate), but checked as DQN's is: a bad value in a
+            // config is an error wherever it sits.
+            .rule("env.evaluator_env_num", ValueRule.integerIn(1, 4096))
             .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
             .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("env.type", EnvTypes::check)

@@ -75,7 +75,9 @@ class ActorCriticPipelineTest
         "td3 | policy.learn.noise_range.max | -0.2",
         "td3 | policy.learn.noise_range.min | 0.3",
         "sac | policy.learn.alpha | 0",
-        "td3 | policy.model.twin_critic | false"})
+        "td3 | policy.model.twin_critic | false",
+        "sac | env.evaluator_env_num | 0",
+        "td3 | env.evaluator_env_num | -1"})
     void refusesABadValueNamingItsKey(final String algorithm, final String key, final String value)
     {
         final Path exp = dir.resolve("bad");
