@@ -158,4 +158,36 @@ class ServingActorTest
             assertTrue(sum >= 0);
         }
     }
+
+    /** The hook publishes after every n-th update of the learner it is registered on, and readers see each. */
+    @Test
+    void publishEveryShouldPublishOnTheLearnersSchedule(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+    {
+        torch.manual_seed(4);
+        final DqnPolicy.Settings settings = DqnPolicy.Settings.builder(4, 2).hidden(16).batchSize(8).build();
+        final org.ding4j.example.dqn.ReplayBuffer buffer = new org.ding4j.example.dqn.ReplayBuffer(32, 4, false, 0,
+            0, 1);
+        final float[] obs = new float[4];
+        for (int i = 0; i < 32; i++)
+        {
+            obs[i % 4] = 0.01f * i;
+            buffer.push(obs, 0, i % 2, 1f, 0.97f, obs, 0);
+        }
+        try (DqnPolicy policy = new DqnPolicy(settings);
+            org.ding4j.example.dqn.DqnBatch batch = new org.ding4j.example.dqn.DqnBatch(8, 4);
+            org.ding4j.learner.BaseLearner<org.ding4j.example.dqn.DqnBatch> learner =
+                new org.ding4j.learner.BaseLearner<>(org.ding4j.config.Config.of(java.util.Map.of("log_policy",
+                false)), policy, null, org.ding4j.dist.DistInfo.single(), dir.toString(), "learner"))
+        {
+            final ServingActor actor = ServingActor.greedy(policy);
+            learner.registerHook(actor.publishEvery(10));
+            assertEquals(1, actor.version(), "published once when made");
+            for (int i = 0; i < 25; i++)
+            {
+                assertTrue(buffer.sample(batch));
+                learner.train(batch, i);
+            }
+            assertEquals(3, actor.version(), "published after updates 10 and 20");
+        }
+    }
 }
