@@ -37,6 +37,10 @@ enum {
     ACTOR_TURN = ADAM_ALPHA + ADAM_FIELDS, AUTO_ALPHA, TARGET_ENTROPY, SCALARS
 };
 enum { STAT_CRITIC_LOSS, STAT_Q, STAT_TARGET_Q, STAT_ACTOR_LOSS, STAT_ALPHA_LOSS, STAT_ALPHA, STAT_LOG_PROB, STATS };
+// ac_update's stages: ALL runs the whole update; a data-parallel caller runs the other three in order and averages
+// the gradients across ranks between them (the critics' after CRITIC_GRADS, the actor's and alpha's after
+// ACTOR_GRADS), so that every Adam step takes the averaged gradients. ALL is the three back to back.
+enum { STAGE_ALL = 0, STAGE_CRITIC_GRADS = 1, STAGE_ACTOR_GRADS = 2, STAGE_STEPS = 3 };
 
 const float LOG_SIGMA_MIN = -20.0f;
 const float LOG_SIGMA_MAX = 2.0f;
@@ -186,10 +190,10 @@ inline int64_t actor_numel(const AC& c) {
 }
 
 /**
- * The twin critic step on (obs, action) rows already in c.x: mse(Q1, y) + mse(Q2, y), its gradients into the
- * critics' buffer (each layer's written once: nothing to zero), Adam. Writes the loss and mean Q1 to stats.
+ * The twin critic's gradients on (obs, action) rows already in c.x: mse(Q1, y) + mse(Q2, y), its gradients into the
+ * critics' buffer (each layer's written once: nothing to zero). Writes the loss and mean Q1 to stats.
  */
-inline void critic_step(AC& c, const int64_t* addr, const double* s, double* stats) {
+inline void critic_grads(AC& c, const int64_t* addr, double* stats) {
     const float* params = reinterpret_cast<const float*>(addr[CRITIC]);
     float* grads = reinterpret_cast<float*>(addr[CRITIC_GRAD]);
     const float inv_b = 1.0f / (float)c.batch;
@@ -210,7 +214,6 @@ inline void critic_step(AC& c, const int64_t* addr, const double* s, double* sta
         loss += sq / c.batch;
         backward(c, c.q[k], params, grads, c.x.data(), c.dq.data(), nullptr, c.batch);
     }
-    adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
     stats[STAT_CRITIC_LOSS] = loss;
     stats[STAT_Q] = q_sum / c.batch;
 }
@@ -240,74 +243,72 @@ inline void squash(AC& c, const float* out, const float* eps) {
     }
 }
 
-inline void td3(AC& c, const int64_t* addr, const double* s, double* stats) {
+inline void td3(AC& c, const int64_t* addr, const double* s, double* stats, const int stage) {
     const float* obs = reinterpret_cast<const float*>(addr[OBS]);
     const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
     const float* noise = reinterpret_cast<const float*>(addr[NOISE]);
     const int64_t n_act = (int64_t)c.batch * c.act;
-    // a' = clamp(tanh(actor_target(s')) + noise, -1, 1)
-    const float* out = forward(c, c.actor, reinterpret_cast<const float*>(addr[ACTOR_TARGET]), next_obs, c.batch);
-    for (int64_t j = 0; j < n_act; j++) {
-        const float v = std::tanh(out[j]) + noise[j];
-        c.a[j] = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+    const bool actor_turn = 0.0 != s[ACTOR_TURN];
+    if (STAGE_ALL == stage || STAGE_CRITIC_GRADS == stage) {
+        // a' = clamp(tanh(actor_target(s')) + noise, -1, 1)
+        const float* out = forward(c, c.actor, reinterpret_cast<const float*>(addr[ACTOR_TARGET]), next_obs, c.batch);
+        for (int64_t j = 0; j < n_act; j++) {
+            const float v = std::tanh(out[j]) + noise[j];
+            c.a[j] = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+        }
+        critic_input(c, next_obs, c.a.data());
+        stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
+            reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]),
+            (float)s[GAMMA], 0.0f, nullptr);
+        critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
+        critic_grads(c, addr, stats);
     }
-    critic_input(c, next_obs, c.a.data());
-    stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
-        reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]), (float)s[GAMMA],
-        0.0f, nullptr);
-    critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
-    critic_step(c, addr, s, stats);
-    if (0.0 == s[ACTOR_TURN]) {
-        return;
-    }
-    // actor loss = -mean(Q1(s, tanh(actor(s)))), through the updated critic into the actor only.
-    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
-    const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
-    out = forward(c, c.actor, actor, obs, c.batch);
-    for (int64_t j = 0; j < n_act; j++) {
-        c.a[j] = std::tanh(out[j]);
-    }
-    critic_input(c, obs, c.a.data());
-    const float* q = forward(c, c.q[0], critic, c.x.data(), c.batch);
-    double q_sum = 0.0;
-    const float dq = -1.0f / (float)c.batch;
-    for (int i = 0; i < c.batch; i++) {
-        q_sum += q[i];
-        c.dq[i] = dq;
-    }
-    stats[STAT_ACTOR_LOSS] = -q_sum / c.batch;
-    backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
-    for (int i = 0; i < c.batch; i++) {
-        for (int k = 0; k < c.act; k++) {
-            const int64_t j = (int64_t)i * c.act + k;
-            c.dout[j] = c.dx[(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
+    if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
+        adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
+        if (actor_turn) {
+            // actor loss = -mean(Q1(s, tanh(actor(s)))), through the updated critic into the actor only.
+            const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
+            const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
+            const float* out = forward(c, c.actor, actor, obs, c.batch);
+            for (int64_t j = 0; j < n_act; j++) {
+                c.a[j] = std::tanh(out[j]);
+            }
+            critic_input(c, obs, c.a.data());
+            const float* q = forward(c, c.q[0], critic, c.x.data(), c.batch);
+            double q_sum = 0.0;
+            const float dq = -1.0f / (float)c.batch;
+            for (int i = 0; i < c.batch; i++) {
+                q_sum += q[i];
+                c.dq[i] = dq;
+            }
+            stats[STAT_ACTOR_LOSS] = -q_sum / c.batch;
+            backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
+            for (int i = 0; i < c.batch; i++) {
+                for (int k = 0; k < c.act; k++) {
+                    const int64_t j = (int64_t)i * c.act + k;
+                    c.dout[j] = c.dx[(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
+                }
+            }
+            backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr,
+                c.batch);
         }
     }
-    backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr, c.batch);
-    adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
-    polyak(addr[ACTOR_TARGET], addr[ACTOR], actor_numel(c), s[TAU]);
-    polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+    if ((STAGE_ALL == stage || STAGE_STEPS == stage) && actor_turn) {
+        adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
+        polyak(addr[ACTOR_TARGET], addr[ACTOR], actor_numel(c), s[TAU]);
+        polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+    }
 }
 
-inline void sac(AC& c, const int64_t* addr, const double* s, double* stats) {
+/**
+ * SAC's policy gradient into the actor's buffer and (auto alpha) the temperature's gradient, through the updated
+ * critics (their gradients untouched): policy loss = mean(alpha log pi(a~|s) - min(Q1, Q2)(s, a~)).
+ */
+inline void sac_actor_grads(AC& c, const int64_t* addr, const double* s, double* stats, const float alpha) {
     const float* obs = reinterpret_cast<const float*>(addr[OBS]);
-    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
-    const float* eps_next = reinterpret_cast<const float*>(addr[NOISE]);
     const float* eps = reinterpret_cast<const float*>(addr[NOISE2]);
     const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
     const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
-    float* log_alpha = reinterpret_cast<float*>(addr[ALPHA]);
-    const float alpha = (float)std::exp((double)log_alpha[0]);
-    stats[STAT_ALPHA] = alpha;
-    // y = r + gamma notDone (min Q_target(s', a') - alpha log pi(a'|s')), a' ~ pi(s')
-    squash(c, forward(c, c.actor, actor, next_obs, c.batch), eps_next);
-    critic_input(c, next_obs, c.a.data());
-    stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
-        reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]), (float)s[GAMMA],
-        alpha, c.log_prob.data());
-    critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
-    critic_step(c, addr, s, stats);
-
     // policy loss = mean(alpha log pi(a~|s) - min(Q1, Q2)(s, a~)), a~ = tanh(mu + sigma eps)
     const float* out = forward(c, c.actor, actor, obs, c.batch);
     squash(c, out, eps);
@@ -361,9 +362,9 @@ inline void sac(AC& c, const int64_t* addr, const double* s, double* stats) {
         }
     }
     backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr, c.batch);
-    adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
     if (0.0 != s[AUTO_ALPHA]) {
         // alpha loss = -mean(log_alpha (log pi + target entropy)); its gradient -mean(log pi + target entropy).
+        const float* log_alpha = reinterpret_cast<const float*>(addr[ALPHA]);
         const float te = (float)s[TARGET_ENTROPY];
         double g = 0.0;
         for (int i = 0; i < c.batch; i++) {
@@ -371,11 +372,41 @@ inline void sac(AC& c, const int64_t* addr, const double* s, double* stats) {
         }
         stats[STAT_ALPHA_LOSS] = -(double)log_alpha[0] * g / c.batch;
         reinterpret_cast<float*>(addr[ALPHA_GRAD])[0] = (float)(-g / c.batch);
-        adam(s + ADAM_ALPHA, addr[ALPHA], addr[ALPHA_GRAD], addr[ALPHA_M], addr[ALPHA_V], 1);
     } else {
         stats[STAT_ALPHA_LOSS] = 0.0;
     }
-    polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+}
+
+inline void sac(AC& c, const int64_t* addr, const double* s, double* stats, const int stage) {
+    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
+    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
+    const float* eps_next = reinterpret_cast<const float*>(addr[NOISE]);
+    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
+    const float* log_alpha = reinterpret_cast<const float*>(addr[ALPHA]);
+    // log alpha changes only in the last stage: every stage before it reads the same temperature.
+    const float alpha = (float)std::exp((double)log_alpha[0]);
+    if (STAGE_ALL == stage || STAGE_CRITIC_GRADS == stage) {
+        stats[STAT_ALPHA] = alpha;
+        // y = r + gamma notDone (min Q_target(s', a') - alpha log pi(a'|s')), a' ~ pi(s')
+        squash(c, forward(c, c.actor, actor, next_obs, c.batch), eps_next);
+        critic_input(c, next_obs, c.a.data());
+        stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
+            reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]),
+            (float)s[GAMMA], alpha, c.log_prob.data());
+        critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
+        critic_grads(c, addr, stats);
+    }
+    if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
+        adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
+        sac_actor_grads(c, addr, s, stats, alpha);
+    }
+    if (STAGE_ALL == stage || STAGE_STEPS == stage) {
+        adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
+        if (0.0 != s[AUTO_ALPHA]) {
+            adam(s + ADAM_ALPHA, addr[ALPHA], addr[ALPHA_GRAD], addr[ALPHA_M], addr[ALPHA_V], 1);
+        }
+        polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+    }
 }
 
 }  // namespace ac_detail
@@ -449,19 +480,20 @@ inline void ac_free(const int64_t handle) {
  * One whole update. addresses: ac_detail's ADDRESSES entries (the flat buffers, the batch tensors, the noise, the Adam
  * moments; SAC's log alpha, its gradient and moments); scalars: SCALARS entries (gamma, tau, each Adam's
  * hyper-parameters and this step's count, TD3's actor turn, SAC's auto-alpha flag and target entropy); stats
- * receives STATS entries.
+ * receives STATS entries; stage: STAGE_ALL, or one of the three stages a data-parallel caller runs in order (the
+ * scalars and addresses the same for all three), outside [0, 3] nothing.
  */
 inline void ac_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
-    const int64_t stats_address) {
+    const int64_t stats_address, const int stage) {
     using namespace ac_detail;
     AC& c = *reinterpret_cast<AC*>(handle);
     const int64_t* addr = reinterpret_cast<const int64_t*>(addresses_address);
     const double* s = reinterpret_cast<const double*>(scalars_address);
     double* stats = reinterpret_cast<double*>(stats_address);
     if (TD3 == c.kind) {
-        td3(c, addr, s, stats);
+        td3(c, addr, s, stats, stage);
     } else {
-        sac(c, addr, s, stats);
+        sac(c, addr, s, stats, stage);
     }
 }
 

@@ -111,15 +111,7 @@ final class TrainCommand implements Callable<Integer>
         final String control = ActorCriticPipeline.algorithmOf(user);
         if (null != control)
         {
-            if (dist.distributed())
-            {
-                // N ranks would otherwise run N independent jobs into one folder and report success.
-                throw new picocli.CommandLine.ParameterException(spec.commandLine(), "policy.type: " + control
-                    + " trains on one rank only (its fused update has no gradient all-reduce yet), got WORLD_SIZE="
-                    + dist.worldSize() + "; run it without ding4j launch, or train dqn on " + dist.worldSize()
-                    + " ranks");
-            }
-            return trainControl(new ActorCriticPipeline(user, attempt));
+            return trainControl(new ActorCriticPipeline(user, dist, attempt), dist);
         }
         pipeline = new DqnPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
@@ -193,19 +185,25 @@ final class TrainCommand implements Callable<Integer>
     }
 
     /** TD3 or SAC ({@code policy.type}) on {@code env.type}: one line per evaluation, then the outcome. */
-    private int trainControl(final ActorCriticPipeline control) throws Exception
+    private int trainControl(final ActorCriticPipeline control, final org.ding4j.dist.DistInfo dist) throws Exception
     {
         Natives.load();
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = control.config();
-        out.printf("ding4j train: %s, %s on %s, seed %d, threads intra-op %d / OpenBLAS %d%n",
+        out.printf("ding4j train: %s, %s on %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
             cfg.getString("exp_name"), cfg.getString("policy.type"), cfg.getString("env.type"), cfg.getLong("seed"),
-            threads.intraOp(),
-            threads.blas());
+            threads.intraOp(), threads.blas(),
+            dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
         out.flush();
+        // Every rank evaluates the same nets to the same return; rank 0 reports it.
+        final boolean reports = 0 == dist.rank();
         final ActorCriticPipeline.Summary summary = control.run(p -> {
+            if (!reports)
+            {
+                return;
+            }
             out.printf("env steps %7d | updates %6d | eval %7.1f (best %7.1f) | %6.0f updates/s%n", p.envSteps(),
                 p.trainIter(), p.evalReturn(), p.bestEvalReturn(), p.updatesPerS());
             out.flush();
@@ -215,7 +213,7 @@ final class TrainCommand implements Callable<Integer>
             : summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue(), summary.wallS(), summary.updatesPerS(),
             summary.paths().get("best_checkpoint"), Path.of(cfg.getString("exp_name"), "summary.json"));
-        if (!summary.interrupted() && ClassDataArchive.markComplete())
+        if (reports && !summary.interrupted() && ClassDataArchive.markComplete())
         {
             out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
         }

@@ -1,6 +1,8 @@
 package org.ding4j.dist;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.function.IntSupplier;
 
 import org.bytedeco.javacpp.FloatPointer;
@@ -29,7 +31,7 @@ public final class DistTraining implements StopVote, AutoCloseable
 {
     private final DistGroup group;
     private final boolean ownsGroup;
-    private final GradientSync sync;
+    private final List<GradientSync> syncs;
     private final GroupLogReducer reducer;
     private final NativeOwner natives = new NativeOwner("DistTraining");
     private final Tensor vote = natives.own(torch.zeros(2));
@@ -37,12 +39,25 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final float[] voteStage = new float[2];
     private final DistGroup.Exchange voteExchange;
 
-    private DistTraining(final DistGroup group, final boolean ownsGroup, final FusedOptimizer<?> optimizer,
-        final long bucketBytes)
+    private DistTraining(final DistGroup group, final boolean ownsGroup,
+        final List<? extends FusedOptimizer<?>> optimizers, final long bucketBytes)
     {
         this.group = group;
         this.ownsGroup = ownsGroup;
-        this.sync = GradientSync.attach(group, optimizer, bucketBytes);
+        final List<GradientSync> attached = new ArrayList<>();
+        try
+        {
+            for (final FusedOptimizer<?> optimizer : optimizers)
+            {
+                attached.add(GradientSync.attach(group, optimizer, bucketBytes));
+            }
+        }
+        catch (final RuntimeException ex)
+        {
+            attached.forEach(GradientSync::close);
+            throw ex;
+        }
+        this.syncs = List.copyOf(attached);
         this.reducer = new GroupLogReducer(group);
         this.voteExchange = group.exchanges(vote.nbytes()) ? group.exchange(vote) : null;
     }
@@ -91,10 +106,28 @@ public final class DistTraining implements StopVote, AutoCloseable
     public static DistTraining join(final DistInfo info, final Duration timeout, final FusedOptimizer<?> optimizer,
         final long bucketBytes, final String settings)
     {
+        return join(info, timeout, List.of(optimizer), bucketBytes, settings);
+    }
+
+    /**
+     * As {@link #join(DistInfo, Duration, FusedOptimizer, long, String)} for a policy with several optimizers (TD3's
+     * actor and critic, SAC's temperature too): each gets its own {@link GradientSync}, and rank 0's parameters of
+     * every one are broadcast now, in list order (the same on every rank).
+     *
+     * @param info        this rank's place
+     * @param timeout     rendezvous and collective timeout
+     * @param optimizers  the policy's optimizers, in the order every rank gives them
+     * @param bucketBytes gradient bucket size in bytes; 0 for one all-reduce after backward
+     * @param settings    one setting per line that every rank must share, "" for none
+     * @return the wiring; close it after training (closes the group)
+     */
+    public static DistTraining join(final DistInfo info, final Duration timeout,
+        final List<? extends FusedOptimizer<?>> optimizers, final long bucketBytes, final String settings)
+    {
         final DistGroup group = DistGroup.join(info, timeout, settings);
         try
         {
-            return new DistTraining(group, true, optimizer, bucketBytes);
+            return new DistTraining(group, true, optimizers, bucketBytes);
         }
         catch (final RuntimeException ex)
         {
@@ -112,7 +145,8 @@ public final class DistTraining implements StopVote, AutoCloseable
      */
     public static DistTraining attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        return new DistTraining(group, false, optimizer, GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB));
+        return new DistTraining(group, false, List.of(optimizer),
+            GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB));
     }
 
     @Override
@@ -167,10 +201,10 @@ public final class DistTraining implements StopVote, AutoCloseable
         return reducer;
     }
 
-    /** @return the gradient sync */
-    public GradientSync gradientSync()
+    /** @return the gradient syncs, one per optimizer in the order they were given */
+    public List<GradientSync> gradientSyncs()
     {
-        return sync;
+        return syncs;
     }
 
     @Override
@@ -181,7 +215,7 @@ public final class DistTraining implements StopVote, AutoCloseable
             voteExchange.close();
         }
         reducer.close();
-        sync.close();
+        syncs.forEach(GradientSync::close);
         natives.close();
         if (ownsGroup)
         {

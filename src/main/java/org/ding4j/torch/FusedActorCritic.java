@@ -17,8 +17,14 @@ import org.bytedeco.pytorch.Tensor;
  * The nets are {@link Mlp}s with ReLU between the layers: the actor's parameters named as an {@code Mlp}'s
  * ({@code 0.weight, 0.bias, 2.weight, ...}), the critics' as two of them prefixed {@code q1.} and {@code q2.} in one
  * flat set. Each must be one float32 CPU group; the targets must have the same names and layout. The optimizers must
- * be plain Adam over those sets (no AMSGrad, clipping or reducer): their step counts advance here as
- * {@link FusedOptimizer#step()} would advance them, so their state dicts stay PyTorch's. Not thread-safe.
+ * be plain Adam over those sets (no AMSGrad or clipping): their step counts advance here as
+ * {@link FusedOptimizer#step()} would advance them, so their state dicts stay PyTorch's.
+ * <p>
+ * <b>Data parallel</b>: when the optimizers have {@link GradientReducer}s (a distributed run attaches one to each),
+ * the update runs in three native calls, and each gradient is reduced before the Adam step that reads it: the
+ * critics' gradients, then (after the critics' step and the actor's backward through them) the actor's and the
+ * temperature's, then the actor's and the temperature's steps and the Polyak moves. Either every optimizer has a
+ * reducer or none has. Not thread-safe.
  */
 public final class FusedActorCritic implements AutoCloseable
 {
@@ -55,6 +61,11 @@ public final class FusedActorCritic implements AutoCloseable
     private static final int AUTO_ALPHA = ACTOR_TURN + 1;
     private static final int TARGET_ENTROPY = AUTO_ALPHA + 1;
     private static final int SCALARS = TARGET_ENTROPY + 1;
+    // ac_update's stages.
+    private static final int STAGE_ALL = 0;
+    private static final int STAGE_CRITIC_GRADS = 1;
+    private static final int STAGE_ACTOR_GRADS = 2;
+    private static final int STAGE_STEPS = 3;
     private static final int STATS = 7;
     private static final int STEP_FIELD = 6;
     private static final String[] BATCH_NAMES = {"obs", "action", "reward", "next_obs", "not_done", "noise",
@@ -338,6 +349,7 @@ public final class FusedActorCritic implements AutoCloseable
         }
         b.tensors.check(this);
         nets.check(this);
+        checkReducers();
         final boolean actorSteps = Kind.SAC == kind || actorTurn;
         for (int i = 0; i < 6; i++)
         {
@@ -359,7 +371,36 @@ public final class FusedActorCritic implements AutoCloseable
             adam(ADAM_ALPHA, alphaOptimizer);
         }
         scalars.put(ACTOR_TURN, actorSteps ? 1.0 : 0.0);
-        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address());
+        final GradientReducer criticReducer = criticOptimizer.gradientReducer();
+        if (null == criticReducer)
+        {
+            NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_ALL);
+            return;
+        }
+        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_CRITIC_GRADS);
+        criticReducer.reduce(criticOptimizer.parameters());
+        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_ACTOR_GRADS);
+        if (actorSteps)
+        {
+            actorOptimizer.gradientReducer().reduce(actorOptimizer.parameters());
+        }
+        if (null != alphaOptimizer)
+        {
+            alphaOptimizer.gradientReducer().reduce(alphaOptimizer.parameters());
+        }
+        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_STEPS);
+    }
+
+    /** Every optimizer with a reducer, or none: a half-reduced update would let the ranks' parameters drift apart. */
+    private void checkReducers()
+    {
+        final boolean critic = null != criticOptimizer.gradientReducer();
+        if (critic != (null != actorOptimizer.gradientReducer())
+            || (null != alphaOptimizer && critic != (null != alphaOptimizer.gradientReducer())))
+        {
+            throw new IllegalStateException("FusedActorCritic: either every optimizer (critic, actor"
+                + (null == alphaOptimizer ? "" : ", alpha") + ") has a gradient reducer or none has");
+        }
     }
 
     private void adam(final int at, final FusedAdam optimizer)

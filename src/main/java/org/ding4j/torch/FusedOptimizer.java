@@ -93,7 +93,8 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     /**
      * Counts a step that a fused native update runs itself (its kernel reads the moments at
      * {@link #stateAddress}): allowed only where {@link #step()} would be that kernel alone, with one parameter
-     * group, no gradient reducer and no clipping.
+     * group and no clipping; a {@link #gradientReducer()}, when set, is the fused update's to run before the kernel's
+     * step (as {@link FusedActorCritic} does between its stages).
      *
      * @param who the fused update, for the message
      * @return the step number the kernel must use (bias correction)
@@ -102,10 +103,10 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     final long countNativeStep(final String who)
     {
         checkOpen();
-        if (null != gradientReducer || maxGradNorm > 0.0 || 1 != params.groupCount())
+        if (maxGradNorm > 0.0 || 1 != params.groupCount())
         {
-            throw new IllegalStateException(who + ": its optimizer must have one parameter group, no gradient "
-                + "reducer and no gradient clipping to run inside the fused update");
+            throw new IllegalStateException(who + ": its optimizer must have one parameter group and no gradient "
+                + "clipping to run inside the fused update");
         }
         return ++stepCount;
     }

@@ -55,7 +55,8 @@ final class NativeKernels
 
     static native void ac_free(long handle);
 
-    static native void ac_update(long handle, long addresses, long scalars, long stats);
+    /** stage 0: the whole update; 1, 2, 3: its stages, gradients averaged across ranks between them. */
+    static native void ac_update(long handle, long addresses, long scalars, long stats, int stage);
 
     static native long malloc_in_use_bytes();
 

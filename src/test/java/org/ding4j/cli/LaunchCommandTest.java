@@ -49,16 +49,21 @@ class LaunchCommandTest
         assertTrue(err.toString().contains("--master-port: expected a port when --nnodes > 1"), err::toString);
     }
 
-    /** TD3 and SAC train on one rank: under launch they refuse at once instead of running N separate jobs. */
+    /** A Pendulum config on 2 ranks is one job of 2 ranks (it once ran two independent jobs into one folder). */
     @Test
-    void aTd3OrSacConfigOnSeveralRanksShouldBeRefusedNotRunAsSeparateJobs(@TempDir final Path dir)
+    void aSacConfigOnTwoRanksShouldTrainOneJob(@TempDir final Path dir) throws Exception
     {
-        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--", "train", "--config",
-            Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(), "--set",
-            "exp_name=" + dir.resolve("sac")), out::toString);
-        assertTrue((out.toString() + err).contains("policy.type: sac trains on one rank only (its fused update has no "
-            + "gradient all-reduce yet), got WORLD_SIZE=2"), out + "\n" + err);
-        assertTrue(!java.nio.file.Files.exists(dir.resolve("sac")), "nothing written");
+        final Path exp = dir.resolve("sac");
+        assertEquals(0, launch("launch", "--nproc", "2", "--", "train", "--config",
+            Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(), "--set", "exp_name=" + exp, "--set",
+            "pipeline.max_train_iter=150", "--set", "policy.random_collect_size=200"), err::toString);
+        final com.fasterxml.jackson.databind.JsonNode summary = new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(exp.resolve("summary.json").toFile());
+        assertEquals(2, summary.get("world_size").asInt(), summary::toString);
+        assertEquals(150, summary.get("train_iter").asInt(), summary::toString);
+        assertEquals(2 * summary.get("env_steps").asLong(), summary.get("env_steps_all_ranks").asLong());
+        assertTrue(out.toString().contains("[rank 1] ding4j train: " + exp + ", sac on pendulum, seed 0, threads"),
+            out::toString);
     }
 
     @Test

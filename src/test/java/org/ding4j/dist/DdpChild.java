@@ -104,11 +104,11 @@ public final class DdpChild
                 learner.train(1000L * i + rank);
             }
             System.out.printf(Locale.ROOT, "US_PER_UPDATE %.1f%n", (System.nanoTime() - began) / 1e3 / updates);
-            System.out.println("BUCKETS " + dist.gradientSync().bucketCount());
-            if (dist.gradientSync().reductions() != updates)
+            System.out.println("BUCKETS " + dist.gradientSyncs().get(0).bucketCount());
+            if (dist.gradientSyncs().get(0).reductions() != updates)
             {
                 throw new IllegalStateException("expected " + updates + " gradient reductions, got "
-                    + dist.gradientSync().reductions());
+                    + dist.gradientSyncs().get(0).reductions());
             }
             write(policy.regressor().parameters().group(0).values(), dir.resolve("rank" + rank + ".bin"));
             System.out.println("DONE");

@@ -429,6 +429,25 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
         return critic.targetParams();
     }
 
+    /** @return every target net's parameters (TD3's actor target, then the critics'): what a data-parallel run
+     *     broadcasts beside the optimizers' parameters so that every rank starts from rank 0's */
+    public final List<FlatParameters> targetParameters()
+    {
+        final FlatParameters actorTarget = actor.targetParams();
+        return null == actorTarget ? List.of(critic.targetParams()) : List.of(actorTarget, critic.targetParams());
+    }
+
+    /**
+     * Moves the update's noise stream to a new state: a data-parallel rank other than 0, resumed from rank 0's
+     * checkpoint, takes a stream of its own instead of drawing rank 0's noise again.
+     *
+     * @param state the stream's new state
+     */
+    public final void restartNoise(final long state)
+    {
+        noise.state(state);
+    }
+
     /** @return the shared settings */
     public final Nets nets()
     {

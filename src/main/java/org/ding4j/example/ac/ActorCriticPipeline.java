@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -17,8 +18,11 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.dist.GradientSync;
 import org.ding4j.env.Box;
+import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.EvalSchedule;
@@ -29,6 +33,7 @@ import org.ding4j.example.pipeline.SummaryFile;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
+import org.ding4j.torch.FlatParameters;
 
 /**
  * DI-engine's serial pipeline for TD3 and SAC through {@link BaseLearner}, on any environment with a bounded
@@ -95,6 +100,9 @@ public final class ActorCriticPipeline
             .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, 1 << 26))
             .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
             .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
+            .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
+            .rule("dist.bucket_mb", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1024
+                ? null : "expected a number of MiB in [0, 1024] (0: one all-reduce per optimizer)")
             .open("learner");
     }
 
@@ -146,6 +154,7 @@ public final class ActorCriticPipeline
 
     private final Config cfg;
     private final String algorithm;
+    private final DistInfo dist;
     private final ElasticAttempt attempt;
     /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
     private final boolean explicitLoadPath;
@@ -158,7 +167,7 @@ public final class ActorCriticPipeline
      */
     public ActorCriticPipeline(final Config user)
     {
-        this(user, ElasticAttempt.first());
+        this(user, DistInfo.single(), ElasticAttempt.first());
     }
 
     /**
@@ -167,13 +176,22 @@ public final class ActorCriticPipeline
      * {@code ./{exp_name}/ckpt} that reads back whole, and {@code summary.json} records the attempts under
      * {@code elastic} ({@link Restarts}).
      *
+     * <p>
+     * On one rank of a data-parallel job ({@code dist} from {@code ding4j launch}'s environment), as DQN's: each rank
+     * collects with its own env, replay and noise seeds ({@code seed + 100000 rank}), every optimizer's gradients are
+     * averaged across the ranks before its Adam step (the fused update in three native calls, reduced between them),
+     * so the nets stay bit-identical and every rank's evaluation (the same seeded starts) gives the same return;
+     * rank 0 alone writes the config, the checkpoints and {@code summary.json}.
+     *
      * @param user    the user's keys ({@code policy.type} td3 or sac)
+     * @param dist    this rank's place ({@link DistInfo#single()} for one process)
      * @param attempt which attempt this is ({@link ElasticAttempt#fromEnvironment})
      * @throws ConfigException naming the first bad key
      */
-    public ActorCriticPipeline(final Config user, final ElasticAttempt attempt)
+    public ActorCriticPipeline(final Config user, final DistInfo dist, final ElasticAttempt attempt)
     {
         Objects.requireNonNull(user, "user");
+        this.dist = Objects.requireNonNull(dist, "dist");
         this.attempt = Objects.requireNonNull(attempt, "attempt");
         this.algorithm = algorithmOf(user);
         if (null == algorithm)
@@ -229,7 +247,8 @@ public final class ActorCriticPipeline
      */
     public ActorCritic newPolicy()
     {
-        final long seed = cfg.getLong("seed");
+        // The update's noise differs by rank, as the batches do (rank 0's is the single-process run's).
+        final long seed = rankSeed();
         final String prefix = "policy.learn.";
         if ("td3".equals(algorithm))
         {
@@ -249,6 +268,12 @@ public final class ActorCriticPipeline
             cfg.getDouble(prefix + "learning_rate_q"));
         return new SacPolicy(new SacPolicy.Settings(nets, cfg.getBoolean(prefix + "auto_alpha"),
             cfg.getDouble(prefix + "alpha"), cfg.getDouble(prefix + "learning_rate_alpha")), seed + 7);
+    }
+
+    /** @return this rank's seed for its envs, replay and noise: the config's on rank 0 */
+    private long rankSeed()
+    {
+        return cfg.getLong("seed") + 100_000L * dist.rank();
     }
 
     private ActorCritic.Nets nets(final double lrActor, final double lrCritic)
@@ -307,19 +332,28 @@ public final class ActorCriticPipeline
     public Summary run(final Consumer<Progress> progress) throws IOException
     {
         Objects.requireNonNull(progress, "progress");
-        final long seed = cfg.getLong("seed");
+        final long seed = rankSeed();
         final String exp = cfg.getString("exp_name");
         Files.createDirectories(Path.of(exp));
-        ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
-        torch.manual_seed(seed);
-        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
-        final Config learnerCfg = null == resume ? cfg.child("learner")
-            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString()).child("learner");
-        try (ActorCritic policy = newPolicy();
-            BaseLearner<ControlBatch> learner = new BaseLearner<>(learnerCfg, policy, null, DistInfo.single(), exp,
-                "learner");
-            ControlBatch batch = new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth()))
+        if (0 == dist.rank())
         {
+            ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+        }
+        // The nets are drawn from the config's seed on every rank (rank 0's are broadcast anyway).
+        torch.manual_seed(cfg.getLong("seed"));
+        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
+        final Config runCfg = null == resume ? cfg
+            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
+        final Config learnerCfg = runCfg.child("learner");
+        try (ActorCritic policy = newPolicy();
+            BaseLearner<ControlBatch> learner = new BaseLearner<>(learnerCfg, policy, null, dist, exp, "learner");
+            ControlBatch batch = new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth());
+            DistTraining training = joinGroup(policy, runCfg))
+        {
+            if (null != training)
+            {
+                learner.distributed(training);
+            }
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
             policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             final TransitionBuffer buffer = new TransitionBuffer(
@@ -332,7 +366,7 @@ public final class ActorCriticPipeline
             final Loop loop = new Loop(learner, policy, batch, buffer, collector, progress);
             learner.checkpoints().register("pipeline", loop.schedule::state, loop.schedule::restore);
             learner.checkpoints().register("random", loop::randomState, loop::restoreRandomState);
-            final Map<String, Object> elastic = Restarts.summary(attempt, resume, learner);
+            final Map<String, Object> elastic = 0 == dist.rank() ? Restarts.summary(attempt, resume, learner) : null;
             final RunOutcome outcome;
             try (collector; ContinuousEvaluator evaluator = loop.evaluator)
             {
@@ -347,7 +381,7 @@ public final class ActorCriticPipeline
                 final Summary failed = summary(learner, loop, collector, false, exp);
                 try
                 {
-                    SummaryFile.write(fields(failed, loop, elastic, ex), failed.paths(), Path.of(exp, "summary.json"));
+                    writeSummary(fields(failed, loop, elastic, ex), failed.paths(), exp);
                 }
                 catch (final IOException io)
                 {
@@ -357,8 +391,50 @@ public final class ActorCriticPipeline
             }
             learner.collectorEnvstep(collector.envsteps());
             final Summary summary = summary(learner, loop, collector, RunOutcome.INTERRUPTED == outcome, exp);
-            SummaryFile.write(fields(summary, loop, elastic, null), summary.paths(), Path.of(exp, "summary.json"));
+            writeSummary(fields(summary, loop, elastic, null), summary.paths(), exp);
             return summary;
+        }
+    }
+
+    /**
+     * On a rank of a data-parallel job: joins the group (every rank must run the same effective config, the
+     * checkpoint a restart resumes from included: compared at the rendezvous, a mismatch names its key), averages
+     * every optimizer's gradients and broadcasts rank 0's target nets too.
+     *
+     * @return the wiring, or null for a single process
+     */
+    private DistTraining joinGroup(final ActorCritic policy, final Config runCfg)
+    {
+        if (!dist.distributed())
+        {
+            return null;
+        }
+        final DistTraining training = DistTraining.join(dist,
+            Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), policy.optimizers(),
+            GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")),
+            runCfg.settingLines());
+        try
+        {
+            for (final FlatParameters target : policy.targetParameters())
+            {
+                GradientSync.broadcastParameters(training.group(), target);
+            }
+            return training;
+        }
+        catch (final RuntimeException ex)
+        {
+            training.close();
+            throw ex;
+        }
+    }
+
+    /** Rank 0 writes {@code summary.json}. */
+    private void writeSummary(final Map<String, Object> fields, final Map<String, Object> paths, final String exp)
+        throws IOException
+    {
+        if (0 == dist.rank())
+        {
+            SummaryFile.write(fields, paths, Path.of(exp, "summary.json"));
         }
     }
 
@@ -371,6 +447,8 @@ public final class ActorCriticPipeline
         paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
         paths.put("log", learner.log().file().toString());
         paths.put("config", Path.of(exp, "total_config.yaml").toString());
+        paths.put("world_size", dist.worldSize());
+        paths.put("env_steps_all_ranks", collector.envsteps() * dist.worldSize());
         return new Summary(algorithm, cfg.getLong("seed"), loop.schedule.solved(), loop.schedule.stopValue(),
             loop.schedule.bestReturn(), collector.envsteps(), learner.trainIter(), wallS, learner.trainIter() / wallS,
             interrupted, paths);
@@ -491,6 +569,10 @@ public final class ActorCriticPipeline
         private void saveBest()
         {
             learner.collectorEnvstep(collector.envsteps());
+            if (0 != dist.rank())
+            {
+                return;
+            }
             try
             {
                 learner.checkpoints().save(BEST_CHECKPOINT);
@@ -521,10 +603,27 @@ public final class ActorCriticPipeline
             return state;
         }
 
+        /**
+         * Rank 0 continues the saved streams (only rank 0 writes checkpoints, so they are its own). Another rank
+         * must not take them (it would explore and sample exactly as rank 0): it draws new streams from its own seed
+         * and the restored env step, so that it replays none of the draws it made before. The evaluator's starts
+         * are the same on every rank.
+         */
         void restoreRandomState(final Map<?, ?> state)
         {
-            collector.restoreRandomState(state);
             evaluator.restoreRandomState(state.get("eval"));
+            if (0 == dist.rank())
+            {
+                collector.restoreRandomState(state);
+                return;
+            }
+            final ResumableRandom fresh = new ResumableRandom(rankSeed() ^ (learner.collectorEnvstep()
+                * 0x9e3779b97f4a7c15L));
+            final Map<String, Object> own = new LinkedHashMap<>();
+            own.put("explore", fresh.nextLong());
+            own.put("replay", fresh.nextLong());
+            collector.restoreRandomState(own);
+            policy.restartNoise(fresh.nextLong());
         }
 
     }

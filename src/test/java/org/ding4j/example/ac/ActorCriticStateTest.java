@@ -78,6 +78,63 @@ class ActorCriticStateTest
         }
     }
 
+    /**
+     * A data-parallel run reduces each gradient between the fused kernel's stages: with reducers that leave the
+     * gradients as they are, the staged update must be the single call bit for bit, each reducer called once per
+     * step of its optimizer (TD3's actor every second update).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"td3", "sac"})
+    void theStagedUpdateOfADataParallelRunEqualsTheSingleCall(final String kind)
+    {
+        final long[] h = {32, 32};
+        try (ActorCritic whole = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+            ActorCritic staged = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+            ControlBatch batch = new ControlBatch(32, 3, 2))
+        {
+            whole.fusedUpdate(true);
+            staged.fusedUpdate(true);
+            final java.util.List<org.ding4j.torch.FusedAdam> optimizers = staged.optimizers();
+            final int[] calls = new int[optimizers.size()];
+            for (int i = 0; i < optimizers.size(); i++)
+            {
+                final int k = i;
+                final org.ding4j.torch.FlatParameters own = optimizers.get(i).parameters();
+                optimizers.get(i).gradientReducer(params -> {
+                    assertTrue(own == params, "each reducer gets its own optimizer's parameters");
+                    calls[k]++;
+                });
+            }
+            final SplittableRandom a = new SplittableRandom(5);
+            final SplittableRandom b = new SplittableRandom(5);
+            for (int u = 0; u < 20; u++)
+            {
+                FusedActorCriticTest.fill(batch, a);
+                whole.forward(batch, LogSink.discard());
+                FusedActorCriticTest.fill(batch, b);
+                staged.forward(batch, LogSink.discard());
+            }
+            assertTrue(whole.actorParameters().group(0).values().equal(staged.actorParameters().group(0).values()),
+                "actor bit-identical");
+            assertTrue(whole.criticParameters().group(0).values().equal(staged.criticParameters().group(0).values()),
+                "critic bit-identical");
+            assertTrue(whole.criticTargetParameters().group(0).values().equal(
+                staged.criticTargetParameters().group(0).values()), "critic target bit-identical");
+            if ("sac".equals(kind))
+            {
+                assertTrue(((org.bytedeco.pytorch.Tensor)whole.stateDict().get("log_alpha")).equal(
+                    (org.bytedeco.pytorch.Tensor)staged.stateDict().get("log_alpha")), "temperature bit-identical");
+            }
+            // TD3: [actor, critic], the actor every second update; SAC: [critic, actor, alpha] every update.
+            assertEquals("td3".equals(kind) ? "[10, 20]" : "[20, 20, 20]", java.util.Arrays.toString(calls));
+            optimizers.get(0).gradientReducer(null);
+            FusedActorCriticTest.fill(batch, b);
+            final IllegalStateException half = assertThrows(IllegalStateException.class,
+                () -> staged.forward(batch, LogSink.discard()));
+            assertTrue(half.getMessage().contains("either every optimizer"), half::getMessage);
+        }
+    }
+
     @Test
     void refusesAMissingOptimizerAndAMismatchedBatch()
     {

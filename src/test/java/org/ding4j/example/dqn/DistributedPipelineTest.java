@@ -22,6 +22,8 @@ import org.ding4j.learner.BaseLearner;
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The main job on 2 real ranks (two JVMs running {@code ding4j train} with torchrun's environment, Gloo over
@@ -51,6 +53,36 @@ class DistributedPipelineTest
         final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
         assertEquals(2, summary.get("world_size").asInt());
         assertEquals(2 * summary.get("env_steps").asLong(), summary.get("env_steps_all_ranks").asLong());
+        assertTrue(Files.isRegularFile(dir.resolve("r0/ddp/ckpt/ckpt_best.pth.tar")));
+        assertFalse(Files.exists(dir.resolve("r1/ddp/ckpt")), "only rank 0 writes checkpoints");
+        assertFalse(Files.exists(dir.resolve("r1/ddp/summary.json")), "only rank 0 writes the summary");
+    }
+
+    /**
+     * TD3 and SAC on 2 ranks: every optimizer's gradients averaged, so both ranks end at the same update with the
+     * same evaluation return (the same nets on the same seeded starts), and rank 0 alone writes.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"td3", "sac"})
+    void twoRanksOfTd3OrSacShouldTrainOneJobInLockstep(final String algorithm) throws Exception
+    {
+        final List<ChildJvm> ranks = launch("--config", Path.of("examples/pendulum_" + algorithm + ".yaml")
+            .toAbsolutePath().toString(), "--set", "pipeline.max_train_iter=200", "--set",
+            "policy.random_collect_size=200");
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(240), rank::output);
+        }
+        final String end0 = end(ranks.get(0)).group();
+        assertEquals("not solved after", end0.substring(0, "not solved after".length()), ranks.get(0)::output);
+        final String line0 = ranks.get(0).firstLine(line -> END.matcher(line).find());
+        final String line1 = ranks.get(1).firstLine(line -> END.matcher(line).find());
+        // The whole line: env steps, updates, best evaluation return, all the same.
+        assertEquals(line0.substring(0, line0.indexOf(", training")), line1.substring(0, line1.indexOf(", training")));
+        assertTrue(line0.contains("and 200 updates"), line0);
+        final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
+        assertEquals(2, summary.get("world_size").asInt());
+        assertEquals(algorithm, summary.get("algorithm").asText());
         assertTrue(Files.isRegularFile(dir.resolve("r0/ddp/ckpt/ckpt_best.pth.tar")));
         assertFalse(Files.exists(dir.resolve("r1/ddp/ckpt")), "only rank 0 writes checkpoints");
         assertFalse(Files.exists(dir.resolve("r1/ddp/summary.json")), "only rank 0 writes the summary");
