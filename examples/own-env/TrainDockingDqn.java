@@ -1,8 +1,8 @@
 import java.nio.file.Path;
-import java.util.Map;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.dqn.DqnPipeline;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 
 /**
  * DQN on a user's own environment ({@link Docking.Thrusters}) through ding4j's public API: the embedded DQN config
@@ -25,9 +25,9 @@ public final class TrainDockingDqn
             .with("policy.model.obs_shape", 2L)
             .with("policy.model.action_shape", 3L)
             .with("pipeline.max_env_step", args.length > 1 ? Long.parseLong(args[1]) : 100_000L);
-        final DqnPipeline.Summary summary = new DqnPipeline(config).run(
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(config).run(
             p -> System.out.printf("env steps %6d | updates %5d | eval %7.1f (best %7.1f)%n", p.envSteps(),
-                p.trainIter(), p.lastEvalReturn(), p.bestEvalReturn()), Map.of());
+                p.trainIter(), p.lastEvalReturn(), p.bestEvalReturn()));
         System.out.printf("DQN on Docking: %s after %d env steps, best eval return %.1f; checkpoints in %s%n",
             summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.bestEvalReturn(),
             Path.of(config.getString("exp_name"), "ckpt"));

@@ -1,7 +1,8 @@
 import java.nio.file.Path;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.ac.ActorCriticPipeline;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 
 /**
  * SAC on a user's own environment ({@link Docking}, a thrust in [-1, 1]) through ding4j's public API: the embedded
@@ -26,9 +27,9 @@ public final class TrainDockingSac
             .with("policy.model.obs_shape", 2L)
             .with("policy.model.action_shape", 1L)
             .with("pipeline.max_env_step", args.length > 1 ? Long.parseLong(args[1]) : 300_000L);
-        final ActorCriticPipeline.Summary summary = new ActorCriticPipeline(config).run(
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(config).run(
             p -> System.out.printf("env steps %6d | updates %5d | eval %7.1f (best %7.1f)%n", p.envSteps(),
-                p.trainIter(), p.evalReturn(), p.bestEvalReturn()));
+                p.trainIter(), p.lastEvalReturn(), p.bestEvalReturn()));
         System.out.printf("SAC on Docking: %s after %d env steps, best eval return %.1f; checkpoints in %s%n",
             summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.bestEvalReturn(),
             Path.of(config.getString("exp_name"), "ckpt"));

@@ -15,12 +15,7 @@ import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.example.ac.ActorCriticPipeline;
-import org.ding4j.example.dqn.DqnPipeline;
-import org.ding4j.example.dqn.DqnPolicy;
-import org.ding4j.example.dqn.Evaluator;
-import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.torch.FlatParameters;
+import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -71,52 +66,28 @@ final class EvalCommand implements Callable<Integer>
         final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
         final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
         final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);
-        if (null != ActorCriticPipeline.algorithmOf(user))
-        {
-            final ActorCriticPipeline control = new ActorCriticPipeline(user);
-            Threads.configure();
-            final double[] r = control.evaluate(new TorchCheckpointIO().read(ckpt), episodes, seed);
-            final Map<String, Object> json = new LinkedHashMap<>();
-            json.put("checkpoint", ckpt.toString());
-            json.put("config", null == source ? "embedded" : source.toString());
-            json.put("algorithm", ActorCriticPipeline.algorithmOf(user));
-            json.put("episodes", episodes);
-            json.put("seed", seed);
-            json.put("mean_return", r[0]);
-            json.put("min_return", r[1]);
-            json.put("max_return", r[2]);
-            json.put("stop_value", control.config().getDouble("env.stop_value"));
-            print(json);
-            return 0;
-        }
-        final DqnPipeline pipeline = new DqnPipeline(user);
-        final Config cfg = pipeline.config();
-        final DqnPolicy.Settings shape = pipeline.policySettings();
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(user);
         Threads.configure();
-        try (PointerScope scope = new PointerScope();
-            QNetwork net = new QNetwork(shape.obs(), shape.actions(), shape.hidden(), shape.dueling(),
-                shape.activation());
-            FlatParameters params = FlatParameters.of(net.module());
-            Evaluator evaluator = pipeline.freshEvaluator(episodes, seed))
+        final double[] r;
+        try (PointerScope scope = new PointerScope())
         {
-            final Map<String, Object> state = new TorchCheckpointIO().read(ckpt);
-            if (!(state.get("model") instanceof Map<?, ?> model))
-            {
-                throw new IllegalArgumentException("checkpoint " + ckpt + " has no 'model' dict");
-            }
-            params.loadStateDict(model, true);
-            final Evaluator.Result result = evaluator.evaluate(net);
-            final Map<String, Object> json = new LinkedHashMap<>();
-            json.put("checkpoint", ckpt.toString());
-            json.put("config", null == source ? "embedded" : source.toString());
-            json.put("episodes", result.episodes());
-            json.put("seed", seed);
-            json.put("mean_return", result.meanReturn());
-            json.put("min_return", result.minReturn());
-            json.put("max_return", result.maxReturn());
-            json.put("stop_value", cfg.getDouble("env.stop_value"));
-            print(json);
+            r = pipeline.evaluate(new TorchCheckpointIO().read(ckpt), episodes, seed);
         }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalArgumentException("checkpoint " + ckpt + ": " + ex.getMessage(), ex);
+        }
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("checkpoint", ckpt.toString());
+        json.put("config", null == source ? "embedded" : source.toString());
+        json.put("algorithm", pipeline.algorithm().name());
+        json.put("episodes", episodes);
+        json.put("seed", seed);
+        json.put("mean_return", r[0]);
+        json.put("min_return", r[1]);
+        json.put("max_return", r[2]);
+        json.put("stop_value", pipeline.config().getDouble("env.stop_value"));
+        print(json);
         return 0;
     }
 

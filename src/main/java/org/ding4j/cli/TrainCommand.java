@@ -13,8 +13,8 @@ import java.util.concurrent.Callable;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.ElasticAttempt;
-import org.ding4j.example.dqn.DqnPipeline;
-import org.ding4j.example.ac.ActorCriticPipeline;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
@@ -54,7 +54,7 @@ final class TrainCommand implements Callable<Integer>
     private picocli.CommandLine.Model.CommandSpec spec;
 
     /** The run, once its config is checked (its update count goes into a failing rank's error file). */
-    private DqnPipeline pipeline;
+    private OffPolicyPipeline pipeline;
 
     /**
      * Trains; a failure is also written to the launcher's error file ({@code TORCHELASTIC_ERROR_FILE}) with the
@@ -108,12 +108,7 @@ final class TrainCommand implements Callable<Integer>
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
-        final String control = ActorCriticPipeline.algorithmOf(user);
-        if (null != control)
-        {
-            return trainControl(new ActorCriticPipeline(user, dist, attempt), dist);
-        }
-        pipeline = new DqnPipeline(user, dist, attempt);
+        pipeline = new OffPolicyPipeline(user, dist, attempt);
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();
         Natives.load();
@@ -124,9 +119,10 @@ final class TrainCommand implements Callable<Integer>
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
-        out.printf("ding4j train: %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
-            cfg.getString("exp_name"), cfg.getString("pipeline.mode"), cfg.getLong("seed"), threads.intraOp(),
-            threads.blas(), dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
+        out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
+            cfg.getString("exp_name"), pipeline.algorithm().name(), cfg.getString("env.type"),
+            cfg.getString("pipeline.mode"), cfg.getLong("seed"), threads.intraOp(), threads.blas(),
+            dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
         out.flush();
         final boolean live = null != System.console();
         // Every rank evaluates the same net to the same result; rank 0 reports it.
@@ -138,14 +134,14 @@ final class TrainCommand implements Callable<Integer>
         startup.put("native_load_s", Natives.loadSeconds());
         startup.put("native_wait_s", nativeWaitS);
         startup.put("class_data_archive", ClassDataArchive.status());
-        final DqnPipeline.Summary summary = pipeline.run(p -> {
+        final OffPolicyRun.Summary summary = pipeline.run(p -> {
             if (!reports)
             {
                 return;
             }
-            final String line = String.format("env steps %7d | updates %6d | eps %.3f | eval %6.1f (best %6.1f) | "
-                + "%6.0f updates/s", p.envSteps(), p.trainIter(), p.epsilon(), p.lastEvalReturn(),
-                p.bestEvalReturn(), p.updatesPerS());
+            final String line = String.format("env steps %7d | updates %6d |%s eval %6.1f (best %6.1f) | "
+                + "%6.0f updates/s", p.envSteps(), p.trainIter(), Double.isNaN(p.epsilon()) ? ""
+                : String.format(" eps %.3f |", p.epsilon()), p.lastEvalReturn(), p.bestEvalReturn(), p.updatesPerS());
             if (live)
             {
                 out.print("\r" + line);
@@ -180,43 +176,6 @@ final class TrainCommand implements Callable<Integer>
         out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n",
             summary.paths().get("best_checkpoint"), summary.paths().get("log"), summary.paths().get("tensorboard"),
             Path.of(cfg.getString("exp_name"), "summary.json"));
-        out.flush();
-        return 0;
-    }
-
-    /** TD3 or SAC ({@code policy.type}) on {@code env.type}: one line per evaluation, then the outcome. */
-    private int trainControl(final ActorCriticPipeline control, final org.ding4j.dist.DistInfo dist) throws Exception
-    {
-        Natives.load();
-        final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
-            Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
-        final PrintWriter out = spec.commandLine().getOut();
-        final Config cfg = control.config();
-        out.printf("ding4j train: %s, %s on %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
-            cfg.getString("exp_name"), cfg.getString("policy.type"), cfg.getString("env.type"), cfg.getLong("seed"),
-            threads.intraOp(), threads.blas(),
-            dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
-        out.flush();
-        // Every rank evaluates the same nets to the same return; rank 0 reports it.
-        final boolean reports = 0 == dist.rank();
-        final ActorCriticPipeline.Summary summary = control.run(p -> {
-            if (!reports)
-            {
-                return;
-            }
-            out.printf("env steps %7d | updates %6d | eval %7.1f (best %7.1f) | %6.0f updates/s%n", p.envSteps(),
-                p.trainIter(), p.evalReturn(), p.bestEvalReturn(), p.updatesPerS());
-            out.flush();
-        });
-        out.printf("%s after %d env steps and %d updates: best eval return %.1f (stop value %.1f), training %.2f s"
-            + " (%.0f updates/s)%nbest checkpoint: %s%nsummary: %s%n", summary.interrupted() ? "interrupted"
-            : summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.trainIter(),
-            summary.bestEvalReturn(), summary.stopValue(), summary.wallS(), summary.updatesPerS(),
-            summary.paths().get("best_checkpoint"), Path.of(cfg.getString("exp_name"), "summary.json"));
-        if (reports && !summary.interrupted() && ClassDataArchive.markComplete())
-        {
-            out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
-        }
         out.flush();
         return 0;
     }

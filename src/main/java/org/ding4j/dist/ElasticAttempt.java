@@ -21,7 +21,7 @@ import org.ding4j.checkpoint.AtomicFiles;
  * {@value #MAX_RESTARTS_VARIABLE}, {@value #ERROR_FILE_VARIABLE}, whose JSON has torchrun's shape so that torchrun
  * itself can report a ding4j rank's failure) plus {@value #ATTEMPTS_VARIABLE}, the launcher's record of the failed
  * attempts, which rank 0 copies into its summary. A restarted attempt resumes from the newest verified checkpoint;
- * the pipeline decides that ({@code DqnPipeline}), this record only says that it is one.
+ * the pipeline decides that ({@code OffPolicyPipeline}), this record only says that it is one.
  *
  * @param restartCount how many times the job was restarted before this attempt (0: the first attempt)
  * @param maxRestarts  how many restarts the launcher allows

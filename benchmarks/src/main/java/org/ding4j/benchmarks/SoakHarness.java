@@ -15,7 +15,7 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.dqn.DqnPipeline;
+import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.torch.NativeMemory;
 import org.ding4j.torch.Threads;
 
@@ -51,7 +51,7 @@ public final class SoakHarness
         final Config cfg = Config.empty().with("exp_name", exp).with("env.stop_value", 1e9)
             .with("pipeline.max_train_iter", updates).with("pipeline.max_env_step", Long.MAX_VALUE / 2)
             .with("learner.hook.save_ckpt_after_iter", 1_000_000_000L);
-        new DqnPipeline(cfg).run(p -> {
+        new OffPolicyPipeline(cfg).run(p -> {
             if (p.trainIter() >= next[0])
             {
                 final Runtime jvm = Runtime.getRuntime();

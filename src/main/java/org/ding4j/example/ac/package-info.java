@@ -1,7 +1,8 @@
 /**
  * Off-policy actor-critic for any environment with a bounded {@link org.ding4j.env.Box} action space: TD3 and SAC
  * (twin critics, target critics moved by Polyak averaging; fused native update or libtorch autograd), their batch,
- * replay buffer, and DI-engine's serial pipeline around them ({@link org.ding4j.example.ac.ActorCriticPipeline}). An
+ * replay buffer, collector and evaluator, and their half of the one off-policy pipeline
+ * ({@link org.ding4j.example.ac.ActorCriticAlgorithm}). An
  * example of the learner beside the core: the core never imports it.
  */
 package org.ding4j.example.ac;

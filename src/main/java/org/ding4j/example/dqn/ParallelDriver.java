@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Tensor;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
@@ -24,7 +25,8 @@ import org.ding4j.torch.NativeOwner;
  */
 final class ParallelDriver implements AutoCloseable
 {
-    private final DqnRun run;
+    private final OffPolicyRun<DqnBatch> run;
+    private final DqnAlgorithm.Parts parts;
     private final BaseLearner<DqnBatch> learner;
     private final DqnPolicy policy;
     private final int nSample;
@@ -47,11 +49,12 @@ final class ParallelDriver implements AutoCloseable
     private volatile boolean saveBestRequested;
     private volatile Throwable collectorFailure;
 
-    ParallelDriver(final DqnRun run)
+    ParallelDriver(final OffPolicyRun<DqnBatch> run, final DqnAlgorithm.Parts parts)
     {
         this.run = run;
+        this.parts = parts;
         this.learner = run.learner();
-        this.policy = run.policy();
+        this.policy = parts.dqn();
         this.nSample = run.config().getInt("policy.collect.n_sample");
         this.updatePerCollect = run.config().getInt("policy.learn.update_per_collect");
         this.maxEnvStep = run.config().getLong("pipeline.max_env_step");
@@ -64,7 +67,7 @@ final class ParallelDriver implements AutoCloseable
         if (policy.fusedUpdate())
         {
             // The collector thread's own copy, with its own fused forward (the learner's handle is not shared).
-            run.fuseActors(actorNet, actorParams);
+            parts.fuseActors(actorNet, actorParams);
         }
         published = natives.own(policy.parameters().group(0).values().clone());
         // Batches in flight at once: the loader's queue (2 with no workers), one being filled, one training.
@@ -119,7 +122,7 @@ final class ParallelDriver implements AutoCloseable
         @Override
         public void call(final HookContext context)
         {
-            run.collector().resumeAt(Math.max(0, context.collectorEnvstep()));
+            parts.resumeAt(Math.max(0, context.collectorEnvstep()));
             trainIter.set(context.lastIter());
             publish();
             collectorThread.start();
@@ -141,7 +144,7 @@ final class ParallelDriver implements AutoCloseable
             trainIter.set(iter);
             if (prioritized)
             {
-                run.buffer().updatePriorities(learner.priorities());
+                parts.buffer().updatePriorities(learner.priorities());
             }
             if (0 == iter % updatePerCollect)
             {
@@ -188,7 +191,7 @@ final class ParallelDriver implements AutoCloseable
             // The collector may be waiting for the learner to use up its grant.
             lock.notifyAll();
         }
-        run.buffer().sample(batch);
+        parts.buffer().sample(batch);
         return batch;
     }
 
@@ -196,7 +199,7 @@ final class ParallelDriver implements AutoCloseable
     {
         try
         {
-            final Collector collector = run.collector();
+            final Collector collector = parts.collector();
             while (!stopping)
             {
                 synchronized (lock)
@@ -206,13 +209,13 @@ final class ParallelDriver implements AutoCloseable
                         actorParams.group(0).values().copy_(published);
                     }
                 }
-                if (run.evaluateIfDue(actorNet, trainIter.get(), () -> saveBestRequested = true))
+                if (run.evaluateIfDue(trainIter.get(), () -> parts.evaluate(actorNet), () -> saveBestRequested = true))
                 {
                     break;
                 }
                 collector.collect(actorNet, nSample);
                 learner.collectorEnvstep(collector.envsteps());
-                if (run.buffer().size() >= ring[0].size())
+                if (parts.buffer().size() >= ring[0].size())
                 {
                     synchronized (lock)
                     {

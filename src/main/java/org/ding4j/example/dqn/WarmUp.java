@@ -22,7 +22,7 @@ final class WarmUp
         {
             return;
         }
-        final DqnPolicy.Settings settings = DqnPipeline.policySettings(cfg);
+        final DqnPolicy.Settings settings = DqnAlgorithm.policySettings(cfg);
         final SplittableRandom random = new SplittableRandom(-1);
         final int width = settings.obs();
         final ReplayBuffer buffer = new ReplayBuffer(2 * settings.batchSize(), width, false, 0, 0, -1);

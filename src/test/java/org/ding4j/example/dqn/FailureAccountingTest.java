@@ -15,6 +15,8 @@ import java.util.stream.Stream;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.config.Config;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -60,7 +62,7 @@ class FailureAccountingTest
         // The checkpoint folder's name is taken by a file: every checkpoint write fails.
         Files.writeString(exp.resolve("ckpt"), "not a folder");
         final RuntimeException ex = assertThrows(RuntimeException.class,
-            () -> new DqnPipeline(run(exp)).run(p -> { }, Map.of()));
+            () -> new OffPolicyPipeline(run(exp)).run(p -> { }, Map.of()));
         assertTrue(ex.getMessage().contains(exp.resolve("ckpt").toString()), ex.getMessage());
         final Map<?, ?> summary = summary(exp);
         assertTrue(String.valueOf(summary.get("error")).contains("ckpt_best.pth.tar"), summary::toString);
@@ -73,7 +75,7 @@ class FailureAccountingTest
         final Path exp = dir.resolve("stale");
         final Path ckpt = Files.createDirectories(exp.resolve("ckpt"));
         final Path stale = Files.writeString(ckpt.resolve(".iteration_5.pth.tar123456.tmp"), "half", StandardCharsets.UTF_8);
-        final DqnPipeline.Summary summary = new DqnPipeline(run(exp)).run(p -> { }, Map.of());
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(run(exp)).run(p -> { }, Map.of());
         assertFalse(Files.exists(stale), "removed at start");
         assertTrue(summary.paths().get("checkpoints").toString().contains("iteration_60.pth.tar"));
         assertFalse(summary.paths().get("checkpoints").toString().contains(".tmp"), summary.paths()::toString);
@@ -92,7 +94,7 @@ class FailureAccountingTest
         {
             final Path exp = mount.resolve("run");
             final RuntimeException ex = assertThrows(RuntimeException.class,
-                () -> new DqnPipeline(run(exp)).run(p -> { }, Map.of()));
+                () -> new OffPolicyPipeline(run(exp)).run(p -> { }, Map.of()));
             assertTrue(ex.getMessage().contains("cannot write " + exp.resolve("ckpt").toAbsolutePath()),
                 ex.getMessage());
             assertEquals(0, temporaries(exp.resolve("ckpt")), "the failed write's temporary file is gone");

@@ -12,6 +12,8 @@ import java.util.Map;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.config.Config;
 import org.ding4j.example.envs.CartPole;
 import org.junit.jupiter.api.Tag;
@@ -22,7 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /** The DQN pipeline's config checks, a short real run that must solve, resumes and their random streams. */
 @Tag("native")
-class DqnPipelineTest
+class DqnTrainingTest
 {
     @TempDir
     Path dir;
@@ -31,7 +33,7 @@ class DqnPipelineTest
     void shouldCheckTheLearnerSectionBeforeStarting()
     {
         final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
-            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(Config.empty()
+            org.ding4j.config.ConfigException.class, () -> new OffPolicyPipeline(Config.empty()
                 .with("exp_name", dir.resolve("bad").toString()).with("learner.hook.log_show_after_iter", -1L)));
         assertEquals("learner.hook.log_show_after_iter: expected a positive integer, got -1", ex.getMessage());
         assertTrue(!Files.exists(dir.resolve("bad")), "nothing is written for a bad config");
@@ -57,7 +59,7 @@ class DqnPipelineTest
         expected.forEach((override, message) -> {
             final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
                 org.ding4j.config.ConfigException.class,
-                () -> new DqnPipeline(org.ding4j.config.ConfigFiles.override(Config.empty(), List.of(override))));
+                () -> new OffPolicyPipeline(org.ding4j.config.ConfigFiles.override(Config.empty(), List.of(override))));
             assertTrue(ex.getMessage().startsWith(message), override + " -> " + ex.getMessage());
         });
     }
@@ -69,13 +71,13 @@ class DqnPipelineTest
         final Config user = org.ding4j.config.ConfigFiles.load(Path.of("examples/acrobot_dqn.yaml"))
             .with("exp_name", dir.resolve("acrobot").toString()).with("pipeline.max_env_step", 600L)
             .with("pipeline.warmup_updates", 0L);
-        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, Map.of());
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(user).run(p -> { }, Map.of());
         assertTrue(summary.envSteps() >= 600 && summary.trainIter() > 0, summary.toString());
         final org.ding4j.config.ConfigException wrong = org.junit.jupiter.api.Assertions.assertThrows(
-            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(user.with("policy.model.obs_shape", 4L)));
+            org.ding4j.config.ConfigException.class, () -> new OffPolicyPipeline(user.with("policy.model.obs_shape", 4L)));
         assertEquals("policy.model.obs_shape: expected 6 (acrobot's observation width), got 4", wrong.getMessage());
         final org.ding4j.config.ConfigException box = org.junit.jupiter.api.Assertions.assertThrows(
-            org.ding4j.config.ConfigException.class, () -> new DqnPipeline(user.with("env.type", "pendulum")));
+            org.ding4j.config.ConfigException.class, () -> new OffPolicyPipeline(user.with("env.type", "pendulum")));
         assertTrue(box.getMessage().startsWith("env.type: expected an environment with a Discrete action space"),
             box.getMessage());
     }
@@ -87,9 +89,9 @@ class DqnPipelineTest
             // A budget well above the ~1,300 env steps it takes here: the trajectory follows the CPU's GEMM rounding,
             // so another processor solves after other steps; the budget only costs time when the run fails.
             .with("pipeline.max_env_step", 20_000L).with("pipeline.warmup_updates", 20L);
-        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, java.util.Map.of());
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(user).run(p -> { }, java.util.Map.of());
         assertTrue(summary.solved(), "best eval return " + summary.bestEvalReturn() + " after " + summary.envSteps());
-        assertTrue(Files.isRegularFile(dir.resolve("run/ckpt/" + DqnPipeline.BEST_CHECKPOINT)));
+        assertTrue(Files.isRegularFile(dir.resolve("run/ckpt/" + OffPolicyPipeline.BEST_CHECKPOINT)));
         assertTrue(Files.readString(dir.resolve("run/summary.json")).contains("\"solved\" : true"));
     }
 
@@ -105,9 +107,9 @@ class DqnPipelineTest
             .with("pipeline.mode", "parallel").with("pipeline.max_train_iter", 120L)
             .with("pipeline.warmup_updates", 0L).with("learner.dataloader.num_workers", 2L)
             .with("learner.hook.save_ckpt_after_run", false);
-        final DqnPipeline.Summary summary = new DqnPipeline(user).run(p -> { }, Map.of());
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(user).run(p -> { }, Map.of());
         assertEquals(120, summary.trainIter());
-        assertTrue(Files.isRegularFile(dir.resolve("holes/ckpt/" + DqnPipeline.BEST_CHECKPOINT)));
+        assertTrue(Files.isRegularFile(dir.resolve("holes/ckpt/" + OffPolicyPipeline.BEST_CHECKPOINT)));
         assertTrue(!Files.exists(dir.resolve("holes/ckpt/iteration_120.pth.tar")), "no after_run save hook");
     }
 
@@ -122,7 +124,7 @@ class DqnPipelineTest
     {
         final Config first = Config.empty().with("exp_name", dir.resolve("first").toString())
             .with("pipeline.mode", mode).with("pipeline.max_train_iter", 100L).with("pipeline.warmup_updates", 0L);
-        final DqnPipeline.Summary stopped = new DqnPipeline(first).run(p -> { }, Map.of());
+        final OffPolicyRun.Summary stopped = new OffPolicyPipeline(first).run(p -> { }, Map.of());
         assertEquals(100, stopped.trainIter());
         final Path ckpt = dir.resolve("first/ckpt/iteration_100.pth.tar");
         final long[] saved = counters(ckpt);
@@ -133,13 +135,13 @@ class DqnPipelineTest
             assertEquals(stopped.envSteps(), saved[1], "serial saves after its last collect");
         }
 
-        final List<DqnPipeline.Progress> reports = Collections.synchronizedList(new ArrayList<>());
+        final List<OffPolicyRun.Progress> reports = Collections.synchronizedList(new ArrayList<>());
         final Config resume = Config.empty().with("exp_name", dir.resolve("resumed").toString())
             .with("pipeline.mode", mode).with("pipeline.max_train_iter", 150L).with("pipeline.warmup_updates", 0L)
             .with("learner.hook.load_ckpt_before_run", ckpt.toString());
-        final DqnPipeline.Summary resumed = new DqnPipeline(resume).run(reports::add, Map.of());
+        final OffPolicyRun.Summary resumed = new OffPolicyPipeline(resume).run(reports::add, Map.of());
 
-        final DqnPipeline.Progress firstReport = reports.get(0);
+        final OffPolicyRun.Progress firstReport = reports.get(0);
         // The schedule continues: evaluated at 80 before, next at 120 (parallel mode's collector thread evaluates
         // at the update it reads, so at 120 or a little later).
         assertTrue("serial".equals(mode) ? 120 == firstReport.trainIter()
@@ -153,7 +155,7 @@ class DqnPipelineTest
         assertEquals(stopped.bestEvalReturn(), savedBest, "the checkpoint holds the run's best return");
         assertTrue(resumed.bestEvalReturn() >= savedBest, "the best return is restored, not restarted");
         assertEquals(resumed.bestEvalReturn() > savedBest,
-            Files.exists(dir.resolve("resumed/ckpt/" + DqnPipeline.BEST_CHECKPOINT)),
+            Files.exists(dir.resolve("resumed/ckpt/" + OffPolicyPipeline.BEST_CHECKPOINT)),
             "ckpt_best is written after a resume only on a real improvement");
         // The buffer is not saved (as in DI-engine): 7 collects of 8 refill it short of a batch of 64, then 10
         // collects carry 5 updates each.
@@ -180,7 +182,7 @@ class DqnPipelineTest
     void aRefusedResumeShouldLeaveTheFolderAsItWas() throws Exception
     {
         final Path exp = dir.resolve("refused");
-        new DqnPipeline(Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 30L)
+        new OffPolicyPipeline(Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 30L)
             .with("pipeline.warmup_updates", 0L)).run(p -> { }, Map.of());
         final Path ckpt = exp.resolve("ckpt/iteration_30.pth.tar");
         final byte[] before = Files.readAllBytes(ckpt);
@@ -192,7 +194,7 @@ class DqnPipelineTest
         final Config resume = Config.empty().with("exp_name", exp.toString()).with("env.collector_env_num", 4L)
             .with("pipeline.warmup_updates", 0L).with("learner.hook.load_ckpt_before_run", ckpt.toString());
         org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
-            () -> new DqnPipeline(resume).run(p -> { }, Map.of()));
+            () -> new OffPolicyPipeline(resume).run(p -> { }, Map.of()));
         org.junit.jupiter.api.Assertions.assertArrayEquals(before, Files.readAllBytes(ckpt),
             "the resume file is untouched");
         try (var listing = Files.list(exp.resolve("ckpt")))
@@ -206,21 +208,23 @@ class DqnPipelineTest
     {
         final Config first = Config.empty().with("exp_name", dir.resolve("streams").toString())
             .with("pipeline.max_train_iter", 30L).with("pipeline.warmup_updates", 0L);
-        new DqnPipeline(first).run(p -> { }, Map.of());
+        new OffPolicyPipeline(first).run(p -> { }, Map.of());
         final Path ckpt = dir.resolve("streams/ckpt/iteration_30.pth.tar");
         final Map<?, ?> saved;
         try (PointerScope scope = new PointerScope())
         {
-            saved = (Map<?, ?>)new TorchCheckpointIO().read(ckpt).get(DqnRun.RANDOM_STATE);
+            saved = (Map<?, ?>)new TorchCheckpointIO().read(ckpt).get(OffPolicyRun.RANDOM_STATE);
         }
         final Config second = Config.empty().with("exp_name", dir.resolve("streams2").toString());
-        try (DqnRun run = new DqnRun(new DqnPipeline(second).config(), 0, dir.resolve("streams2").toString(),
-            org.ding4j.dist.DistInfo.single(), p -> { }))
+        final Config cfg = new OffPolicyPipeline(second).config();
+        final DqnAlgorithm.Parts parts = (DqnAlgorithm.Parts)new DqnAlgorithm().parts(cfg, 0, 0);
+        try (OffPolicyRun<DqnBatch> run = new OffPolicyRun<>(cfg, "dqn", 0, 0, org.ding4j.dist.DistInfo.single(),
+            parts, p -> { }))
         {
-            assertTrue(!saved.get("explore").equals(run.collector().randomState().get("explore")),
+            assertTrue(!saved.get("explore").equals(parts.collector().randomState().get("explore")),
                 "a fresh run starts its streams at the seed");
             run.learner().checkpoints().load(ckpt);
-            assertEquals(saved.get("explore"), run.collector().randomState().get("explore"));
+            assertEquals(saved.get("explore"), parts.collector().randomState().get("explore"));
             // Each env continues its saved stream with a new episode: the start's CartPole.OBS draws come first.
             final List<Long> continued = new ArrayList<>();
             for (final Object state : (List<?>)saved.get("envs"))
@@ -233,8 +237,8 @@ class DqnPipelineTest
                 }
                 continued.add(stream.state());
             }
-            assertEquals(continued, run.collector().randomState().get("envs"));
-            assertEquals(saved.get("replay"), run.buffer().randomState());
+            assertEquals(continued, parts.collector().randomState().get("envs"));
+            assertEquals(saved.get("replay"), parts.buffer().randomState());
         }
     }
 
@@ -242,7 +246,7 @@ class DqnPipelineTest
     {
         try (PointerScope scope = new PointerScope())
         {
-            final Map<?, ?> pipeline = (Map<?, ?>)new TorchCheckpointIO().read(ckpt).get(DqnRun.PIPELINE_STATE);
+            final Map<?, ?> pipeline = (Map<?, ?>)new TorchCheckpointIO().read(ckpt).get(OffPolicyRun.PIPELINE_STATE);
             return (Double)pipeline.get("best_eval_return");
         }
     }

@@ -14,6 +14,8 @@ import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.torch.Threads;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +28,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * (-250 over 5 evaluation episodes), writes its best checkpoint with every section and its summary; bad values are
  * refused with the key before anything is written.
  */
-class ActorCriticPipelineTest
+class ActorCriticTrainingTest
 {
     @TempDir
     Path dir;
@@ -42,9 +44,9 @@ class ActorCriticPipelineTest
     void solvesFromTheEmbeddedDefaults(final String algorithm) throws Exception
     {
         final Path exp = dir.resolve(algorithm);
-        final ActorCriticPipeline pipeline = new ActorCriticPipeline(Config.empty().with("policy.type", algorithm)
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)
             .with("exp_name", exp.toString()));
-        final ActorCriticPipeline.Summary summary = pipeline.run(p -> { });
+        final OffPolicyRun.Summary summary = pipeline.run(p -> { });
         assertTrue(summary.solved(), algorithm + " reached " + summary.bestEvalReturn() + " after "
             + summary.envSteps() + " env steps");
         assertTrue(summary.bestEvalReturn() >= -250);
@@ -83,7 +85,7 @@ class ActorCriticPipelineTest
         final Path exp = dir.resolve("bad");
         final Object parsed = "false".equals(value) ? Boolean.FALSE : value.contains(".")
             ? (Object)Double.parseDouble(value) : (Object)Long.parseLong(value);
-        final ConfigException ex = assertThrows(ConfigException.class, () -> new ActorCriticPipeline(Config.empty()
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(Config.empty()
             .with("policy.type", algorithm).with("exp_name", exp.toString()).with(key, parsed)));
         assertTrue(ex.getMessage().contains(key) && ex.getMessage().contains(value), ex.getMessage());
         assertFalse(Files.exists(exp), "nothing written");
@@ -95,14 +97,13 @@ class ActorCriticPipelineTest
     {
         if ("td3".equals(algorithm))
         {
-            final ActorCriticPipeline pipeline = new ActorCriticPipeline(Config.empty().with("policy.type", "td3")
-                .with("policy.learn.noise_range.min", -0.2));
-            final ConfigException ex = assertThrows(ConfigException.class, pipeline::newPolicy);
+            final ConfigException ex = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(
+                Config.empty().with("policy.type", "td3").with("policy.learn.noise_range.min", -0.2)));
             assertTrue(ex.getMessage().contains("policy.learn.noise_range.min"), ex.getMessage());
             return;
         }
         final ConfigException ex = assertThrows(ConfigException.class,
-            () -> new ActorCriticPipeline(Config.empty().with("policy.type", "ppo")));
+            () -> new OffPolicyPipeline(Config.empty().with("policy.type", "ppo")));
         assertTrue(ex.getMessage().contains("policy.type") && ex.getMessage().contains("ppo"), ex.getMessage());
     }
 
@@ -117,8 +118,8 @@ class ActorCriticPipelineTest
         final Path exp = dir.resolve("restart-" + algorithm);
         final Config user = Config.empty().with("policy.type", algorithm).with("exp_name", exp.toString())
             .with("policy.random_collect_size", 200L).with("learner.hook.save_ckpt_after_iter", 40L);
-        new ActorCriticPipeline(user.with("pipeline.max_train_iter", 90L)).run(p -> { });
-        final ActorCriticPipeline.Summary resumed = new ActorCriticPipeline(user.with("pipeline.max_train_iter", 130L),
+        new OffPolicyPipeline(user.with("pipeline.max_train_iter", 90L)).run(p -> { });
+        final OffPolicyRun.Summary resumed = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 130L),
             org.ding4j.dist.DistInfo.single(), org.ding4j.dist.ElasticAttempt.fromEnvironment(Map.of("TORCHELASTIC_RESTART_COUNT", "1",
             "TORCHELASTIC_MAX_RESTARTS", "1"))).run(p -> { });
         final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
@@ -154,7 +155,7 @@ class ActorCriticPipelineTest
     void aFailedRunShouldStillWriteItsSummaryWithTheError() throws Exception
     {
         final Path exp = dir.resolve("failing");
-        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> new ActorCriticPipeline(
+        final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> new OffPolicyPipeline(
             Config.empty().with("policy.type", "sac").with("exp_name", exp.toString())
             .with("env.type", FailingPendulum.class.getName())).run(p -> { }));
         assertTrue(ex.getMessage().contains("the env broke at step 250"), ex.getMessage());
@@ -166,9 +167,9 @@ class ActorCriticPipelineTest
     @Test
     void aStopValueShouldBeAnyFiniteNumber()
     {
-        assertEquals(-249.5, new ActorCriticPipeline(Config.empty().with("policy.type", "sac")
+        assertEquals(-249.5, new OffPolicyPipeline(Config.empty().with("policy.type", "sac")
             .with("env.stop_value", -249.5)).config().getDouble("env.stop_value"), 0.0);
-        final ConfigException ex = assertThrows(ConfigException.class, () -> new ActorCriticPipeline(Config.empty()
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(Config.empty()
             .with("policy.type", "td3").with("env.stop_value", Double.NEGATIVE_INFINITY)));
         assertEquals("env.stop_value: expected a finite number, got -Infinity", ex.getMessage());
     }

@@ -1,0 +1,294 @@
+package org.ding4j.example;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.config.ConfigFiles;
+import org.ding4j.config.ConfigSchema;
+import org.ding4j.config.ValueRule;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.example.ac.ActorCriticAlgorithm;
+import org.ding4j.example.dqn.DqnAlgorithm;
+import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.OffPolicyAlgorithm;
+import org.ding4j.example.pipeline.OffPolicyParts;
+import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.example.pipeline.SerialLoop;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.LearnerCheckpoints;
+import org.ding4j.learner.RunOutcome;
+
+/**
+ * DI-engine's {@code serial_pipeline} for every off-policy algorithm, on any environment whose spaces the algorithm
+ * takes ({@code env.type}: {@code cartpole}, {@code pendulum}, {@code acrobot} or a user's
+ * {@link org.ding4j.env.Env} class): {@code policy.type} picks DQN ({@code dqn}, the default: the embedded
+ * {@code examples/cartpole_dqn.yaml}), TD3 ({@code td3}: {@code examples/pendulum_td3.yaml}) or SAC ({@code sac}:
+ * {@code examples/pendulum_sac.yaml}), whose defaults the user's config is deep-merged over; every key is checked
+ * before anything starts, errors naming the key. A run evaluates every {@code eval_freq} updates (saving
+ * {@code ckpt_best.pth.tar} on a new best), collects {@code n_sample} transitions and grants
+ * {@code update_per_collect} updates of a replay batch each, until an evaluation reaches {@code stop_value} or a
+ * limit ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
+ * <p>
+ * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
+ * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}; DQN also has a parallel
+ * mode ({@code pipeline.mode: parallel}). On the ranks of a data-parallel job ({@code ding4j launch}) every
+ * algorithm averages its gradients through c10d, each rank collecting with its own seeds; the nets stay
+ * bit-identical, every rank's evaluation gives the same return, and rank 0 alone writes. A launcher's restarted
+ * attempt resumes from the newest verified checkpoint ({@link Restarts}). Checkpoints carry the evaluation schedule,
+ * the best return and every random stream, so a resume continues them.
+ */
+public final class OffPolicyPipeline
+{
+    /** The checkpoint saved on each new best evaluation. */
+    public static final String BEST_CHECKPOINT = OffPolicyRun.BEST_CHECKPOINT;
+
+    /** Bounds of the counts that size arrays, tensors and threads (a larger value is refused with its key). */
+    private static final long MAX_ENVS = 4096;
+    private static final long MAX_BATCH = 1 << 20;
+    private static final long MAX_WIDTH = 1 << 16;
+
+    private final OffPolicyAlgorithm algorithm;
+    private final Config cfg;
+    private final DistInfo dist;
+    private final ElasticAttempt attempt;
+    /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
+    private final boolean explicitLoadPath;
+    /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
+    private volatile long updatesDone;
+
+    /**
+     * A single-process run.
+     *
+     * @param user the user's config (empty: DQN on CartPole, the embedded default)
+     * @throws ConfigException naming the first bad key
+     */
+    public OffPolicyPipeline(final Config user)
+    {
+        this(user, DistInfo.single(), ElasticAttempt.first());
+    }
+
+    /**
+     * A run on one rank of a data-parallel job (every rank runs the same config; {@code ding4j launch} starts them),
+     * in an attempt of a job that a launcher may restart ({@code ding4j launch --max-restarts N}): a restarted
+     * attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint of
+     * {@code ./{exp_name}/ckpt} that reads back whole; every rank takes the same file (it is part of the config the
+     * ranks compare at the rendezvous), and rank 0's {@code summary.json} records the attempts under
+     * {@code elastic}.
+     *
+     * @param user    the user's config
+     * @param dist    this rank's place ({@link DistInfo#single()} for one process)
+     * @param attempt which attempt this is ({@link ElasticAttempt#fromEnvironment})
+     * @throws ConfigException naming the first bad key
+     */
+    public OffPolicyPipeline(final Config user, final DistInfo dist, final ElasticAttempt attempt)
+    {
+        Objects.requireNonNull(user, "user");
+        this.dist = Objects.requireNonNull(dist, "dist");
+        this.attempt = Objects.requireNonNull(attempt, "attempt");
+        this.algorithm = algorithmOf(user);
+        this.cfg = schema(algorithm).apply(user);
+        if (dist.distributed() && !"serial".equals(cfg.getString("pipeline.mode")))
+        {
+            throw new ConfigException("pipeline.mode", "expected serial with WORLD_SIZE=" + dist.worldSize()
+                + " (data-parallel runs the serial pipeline on every rank), got " + cfg.getString("pipeline.mode"));
+        }
+        // The learner section is open here; the learner's own schema checks it now, before anything starts.
+        this.explicitLoadPath = !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run")
+            .isEmpty();
+        algorithm.check(cfg);
+        final long perTransition = algorithm.bytesPerTransition(cfg);
+        final long max = Runtime.getRuntime().maxMemory() / 2 / perTransition;
+        final long size = cfg.getLong("policy.other.replay_buffer.replay_buffer_size");
+        if (size > max)
+        {
+            throw new ConfigException("policy.other.replay_buffer.replay_buffer_size", "expected an integer in [1, "
+                + max + "], got " + size + " (" + perTransition + " bytes per transition, at most half of the JVM's "
+                + (Runtime.getRuntime().maxMemory() >> 20) + " MiB heap; raise -Xmx for more)");
+        }
+        if (cfg.getInt("policy.learn.batch_size") > size)
+        {
+            throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size (" + size
+                + "), got " + cfg.getInt("policy.learn.batch_size"));
+        }
+    }
+
+    /**
+     * @param user a user config
+     * @return the algorithm its {@code policy.type} names (DQN when it names none)
+     * @throws ConfigException for another type
+     */
+    public static OffPolicyAlgorithm algorithmOf(final Config user)
+    {
+        final Object type = user.has("policy") && user.child("policy").has("type") ? user.get("policy.type") : "dqn";
+        if ("dqn".equals(type))
+        {
+            return new DqnAlgorithm();
+        }
+        if ("td3".equals(type) || "sac".equals(type))
+        {
+            return new ActorCriticAlgorithm((String)type);
+        }
+        throw new ConfigException("policy.type", "expected dqn, td3 or sac, got " + type);
+    }
+
+    /** The keys every algorithm shares, over its defaults, and its own. */
+    private static ConfigSchema schema(final OffPolicyAlgorithm algorithm)
+    {
+        final ConfigSchema.Builder schema = ConfigSchema.builder("", ConfigFiles.loadResource(algorithm.defaults()))
+            .rule("exp_name", ValueRule.FOLDER_PATH)
+            .rule("env.type", EnvTypes::check)
+            .rule("env.collector_env_num", ValueRule.integerIn(1, MAX_ENVS))
+            .rule("env.evaluator_env_num", ValueRule.integerIn(1, MAX_ENVS))
+            .rule("env.n_evaluator_episode", ValueRule.integerIn(1, 1_000_000))
+            .rule("env.stop_value", ValueRule.FINITE_NUMBER)
+            .rule("env.max_episode_steps", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.model.obs_shape", ValueRule.integerIn(1, MAX_WIDTH))
+            .rule("policy.model.action_shape", ValueRule.integerIn(1, MAX_WIDTH))
+            .rule("policy.learn.update_per_collect", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.learn.batch_size", ValueRule.integerIn(1, MAX_BATCH))
+            .rule("policy.collect.n_sample", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
+            .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("pipeline.mode", v -> "serial".equals(v) || "parallel".equals(v) ? null
+                : "expected serial or parallel")
+            .rule("pipeline.max_env_step", ValueRule.POSITIVE_INTEGER)
+            .rule("pipeline.max_train_iter", ValueRule.POSITIVE_INTEGER)
+            .rule("pipeline.dist_timeout_s", ValueRule.POSITIVE_NUMBER)
+            .rule("dist.bucket_mb", v -> v instanceof Number n && n.doubleValue() >= 0 && n.doubleValue() <= 1024
+                ? null : "expected a number of MiB in [0, 1024] (0: one all-reduce per optimizer)");
+        algorithm.rules(schema);
+        return schema.open("learner").build();
+    }
+
+    /** @return the effective config */
+    public Config config()
+    {
+        return cfg;
+    }
+
+    /** @return the algorithm ({@code policy.type}) */
+    public OffPolicyAlgorithm algorithm()
+    {
+        return algorithm;
+    }
+
+    /**
+     * Runs the job to its end.
+     *
+     * @param progress receives a report after each evaluation (on the evaluating thread; keep it short)
+     * @return the summary, also written to {@code ./{exp_name}/summary.json}
+     * @throws IOException if the summary cannot be written
+     */
+    public OffPolicyRun.Summary run(final Consumer<OffPolicyRun.Progress> progress) throws IOException
+    {
+        return run(progress, Map.of());
+    }
+
+    /**
+     * Runs the job to its end.
+     *
+     * @param progress receives a report after each evaluation (on the evaluating thread; keep it short)
+     * @param startup  times measured before the pipeline existed (JVM start, native load), copied into
+     *                 {@code summary.json} under {@code startup}
+     * @return the summary, also written to {@code ./{exp_name}/summary.json} (on rank 0)
+     * @throws IOException if the summary cannot be written
+     */
+    public OffPolicyRun.Summary run(final Consumer<OffPolicyRun.Progress> progress,
+        final Map<String, Object> startup) throws IOException
+    {
+        Objects.requireNonNull(progress, "progress");
+        Objects.requireNonNull(startup, "startup");
+        final long warmupStart = System.nanoTime();
+        algorithm.warmUp(cfg);
+        final double warmupS = (System.nanoTime() - warmupStart) / 1e9;
+        final long setupStart = System.nanoTime();
+        final long seed = cfg.getLong("seed");
+        final String exp = cfg.getString("exp_name");
+        try
+        {
+            Files.createDirectories(Path.of(exp));
+            if (0 == dist.rank())
+            {
+                ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+            }
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
+                + ": " + ex, ex);
+        }
+        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
+        final Config runCfg = null == resume ? cfg
+            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
+        // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from the
+        // config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
+        torch.manual_seed(seed);
+        return run(algorithm.parts(runCfg, seed, seed + 100_000L * dist.rank()), runCfg, progress, startup, resume,
+            warmupS, setupStart);
+    }
+
+    private <B> OffPolicyRun.Summary run(final OffPolicyParts<B> parts, final Config runCfg,
+        final Consumer<OffPolicyRun.Progress> progress, final Map<String, Object> startup,
+        final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart) throws IOException
+    {
+        final long seed = cfg.getLong("seed");
+        try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, seed + 100_000L * dist.rank(),
+            dist, parts, progress))
+        {
+            final double setupS = (System.nanoTime() - setupStart) / 1e9;
+            run.startClock();
+            final Map<String, Object> elastic = 0 == dist.rank() ? Restarts.summary(attempt, resume, run.learner())
+                : null;
+            final RunOutcome outcome;
+            try
+            {
+                outcome = "parallel".equals(cfg.getString("pipeline.mode")) ? parts.runParallel(run)
+                    : run.learner().run(new SerialLoop(run.learner(), run, cfg.getInt("policy.collect.n_sample"),
+                    cfg.getInt("policy.learn.update_per_collect"), cfg.getLong("pipeline.max_env_step"),
+                    cfg.getLong("pipeline.max_train_iter")));
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
+                updatesDone = run.learner().trainIter();
+                run.writeSummary(run.summary(setupS, warmupS, false, ex), startup, elastic, ex);
+                throw ex;
+            }
+            updatesDone = run.learner().trainIter();
+            final OffPolicyRun.Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome,
+                null);
+            run.writeSummary(summary, startup, elastic, null);
+            return summary;
+        }
+    }
+
+    /** @return the learner's completed updates when {@link #run} ended (0 before it ran) */
+    public long updatesDone()
+    {
+        return updatesDone;
+    }
+
+    /**
+     * Evaluates a checkpoint's policy ({@code ding4j eval}) on fresh starts of the config's env: DQN greedily on
+     * {@code env.evaluator_env_num} envs, TD3 and SAC deterministically with the episodes side by side.
+     *
+     * @param state    a checkpoint of this config's policy (its {@code model}; the optimizers may be missing)
+     * @param episodes episodes to run
+     * @param seed     the starts' seed
+     * @return {@code {mean, min, max}} return
+     * @throws IllegalArgumentException if the checkpoint does not match the config's nets (the tensor named)
+     */
+    public double[] evaluate(final Map<String, Object> state, final int episodes, final long seed)
+    {
+        return algorithm.evaluate(cfg, state, episodes, seed);
+    }
+}

@@ -1,0 +1,403 @@
+package org.ding4j.example.pipeline;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Consumer;
+import java.util.function.DoubleSupplier;
+import java.util.stream.Stream;
+
+import org.ding4j.checkpoint.AtomicFiles;
+import org.ding4j.config.Config;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.DistTraining;
+import org.ding4j.dist.GradientSync;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.torch.FlatParameters;
+
+/**
+ * The half of one off-policy run that every algorithm shares, closed with its {@link OffPolicyParts}: the learner,
+ * on a data-parallel rank the process group (every optimizer's gradients averaged, rank 0's parameters and targets
+ * broadcast), the evaluation schedule with its best return, the checkpoints' extra state (the schedule and the random
+ * streams, so that a resume continues them), {@code ckpt_best} and the summary. As {@link OffPolicyRounds} it is what
+ * {@link SerialLoop} drives; an algorithm's parallel mode calls {@link #evaluateIfDue} and {@link #saveBest} itself.
+ * Rank 0 alone writes checkpoints and the summary; every rank evaluates the same nets on the same seeded starts, so
+ * all reach the same decision.
+ *
+ * @param <B> the batch type
+ */
+public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
+{
+    /** The checkpoint key of the pipeline's own state (the evaluation schedule and best return). */
+    public static final String PIPELINE_STATE = "pipeline";
+    /** The checkpoint key of rank 0's random streams. */
+    public static final String RANDOM_STATE = "random";
+    /** The checkpoint saved on each new best evaluation, in the learner's checkpoint folder. */
+    public static final String BEST_CHECKPOINT = "ckpt_best.pth.tar";
+
+    /**
+     * A progress report, sent after each evaluation (on the evaluating thread; keep it short).
+     *
+     * @param envSteps       env steps so far (this rank's)
+     * @param trainIter      updates so far
+     * @param epsilon        the collector's exploration epsilon (DQN), NaN for an algorithm without one
+     * @param lastEvalReturn the latest evaluation's mean return
+     * @param bestEvalReturn the best so far
+     * @param updatesPerS    updates per second of training wall time so far
+     */
+    public record Progress(long envSteps, long trainIter, double epsilon, double lastEvalReturn,
+        double bestEvalReturn, double updatesPerS)
+    {
+    }
+
+    /**
+     * What a run did; also written as {@code summary.json}.
+     *
+     * @param algorithm      its {@code policy.type}
+     * @param seed           the run's seed
+     * @param solved         whether an evaluation reached {@code stop_value}
+     * @param stopValue      the target return
+     * @param bestEvalReturn the best evaluation mean return
+     * @param envSteps       env steps taken (this rank's)
+     * @param trainIter      updates done
+     * @param wallS          training wall time (from the first collect to the end; setup excluded)
+     * @param setupS         building nets, learner, envs and replay
+     * @param warmupS        the warm-up before setup ({@code pipeline.warmup_updates}, DQN)
+     * @param updatesPerS    updates per second of training wall time
+     * @param mode           serial or parallel
+     * @param interrupted    whether SIGINT/SIGTERM stopped it (rank 0 saved {@code ckpt_interrupt})
+     * @param error          what failed the run (then rethrown after this summary was written), or null
+     * @param paths          where the checkpoints, logs and TensorBoard files are, the world size
+     */
+    public record Summary(String algorithm, long seed, boolean solved, double stopValue, double bestEvalReturn,
+        long envSteps, long trainIter, double wallS, double setupS, double warmupS, double updatesPerS, String mode,
+        boolean interrupted, String error, Map<String, Object> paths)
+    {
+    }
+
+    private final Config cfg;
+    private final String algorithm;
+    private final long seed;
+    private final long rankSeed;
+    private final String exp;
+    private final DistInfo dist;
+    private final Consumer<Progress> progress;
+    private final OffPolicyParts<B> parts;
+    private final BaseLearner<B> learner;
+    private final DistTraining distTraining;
+    private final EvalSchedule schedule;
+    private final List<Map<String, Object>> evaluations = new ArrayList<>();
+    private volatile long solvedAtEnvStep = -1;
+    private volatile double solvedAtS = -1;
+    private long start = System.nanoTime();
+
+    /**
+     * Builds the learner over the parts' policy and, on a data-parallel rank, joins the group (every rank must run
+     * the same effective config, the checkpoint a restart resumes from included: compared line by line at the
+     * rendezvous, so a mismatch names its key before any update). On failure the parts are closed too.
+     *
+     * @param cfg       the effective config (its {@code learner} section the learner's)
+     * @param algorithm its {@code policy.type}
+     * @param seed      the config's seed
+     * @param rankSeed  this rank's seed
+     * @param dist      this rank's place
+     * @param parts     the algorithm's half, owned from now on
+     * @param progress  told after each evaluation
+     */
+    public OffPolicyRun(final Config cfg, final String algorithm, final long seed, final long rankSeed,
+        final DistInfo dist, final OffPolicyParts<B> parts, final Consumer<Progress> progress)
+    {
+        this.cfg = Objects.requireNonNull(cfg, "cfg");
+        this.algorithm = Objects.requireNonNull(algorithm, "algorithm");
+        this.seed = seed;
+        this.rankSeed = rankSeed;
+        this.exp = cfg.getString("exp_name");
+        this.dist = Objects.requireNonNull(dist, "dist");
+        this.parts = Objects.requireNonNull(parts, "parts");
+        this.progress = Objects.requireNonNull(progress, "progress");
+        BaseLearner<B> made = null;
+        DistTraining joined = null;
+        try
+        {
+            made = new BaseLearner<>(cfg.child("learner"), parts.policy(), null, dist, exp, "learner");
+            if (dist.distributed())
+            {
+                joined = DistTraining.join(dist,
+                    Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), parts.optimizers(),
+                    GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")), cfg.settingLines());
+                made.distributed(joined);
+                for (final FlatParameters target : parts.targets())
+                {
+                    GradientSync.broadcastParameters(joined.group(), target);
+                }
+            }
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            if (null != joined)
+            {
+                joined.close();
+            }
+            if (null != made)
+            {
+                made.close();
+            }
+            parts.close();
+            throw ex;
+        }
+        this.learner = made;
+        this.distTraining = joined;
+        this.schedule = new EvalSchedule(cfg.getLong("policy.eval.evaluator.eval_freq"),
+            cfg.getDouble("env.stop_value"));
+        learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
+        learner.checkpoints().register(RANDOM_STATE, parts::randomState, this::restoreRandomState);
+    }
+
+    /**
+     * Rank 0 continues the saved streams (only rank 0 writes checkpoints, so they are its own); another rank draws
+     * streams of its own, keyed by its seed and the restored env step.
+     */
+    private void restoreRandomState(final Map<?, ?> state)
+    {
+        if (0 == dist.rank())
+        {
+            parts.restoreRandomState(state);
+            return;
+        }
+        parts.ownRandomStreams(state, new ResumableRandom(rankSeed ^ (learner.collectorEnvstep() * 0x9e3779b97f4a7c15L)));
+    }
+
+    @Override
+    public boolean sample()
+    {
+        return parts.sample();
+    }
+
+    @Override
+    public boolean canSample()
+    {
+        return parts.canSample();
+    }
+
+    @Override
+    public void collect(final int transitions)
+    {
+        parts.collect(transitions);
+    }
+
+    @Override
+    public long envSteps()
+    {
+        return parts.envSteps();
+    }
+
+    @Override
+    public void resume()
+    {
+        parts.resumeAt(Math.max(0, learner.collectorEnvstep()));
+    }
+
+    @Override
+    public boolean evaluateIfDue(final long trainIter)
+    {
+        return evaluateIfDue(trainIter, parts::evaluate, this::saveBest);
+    }
+
+    @Override
+    public void update()
+    {
+        learner.train(parts.batch(), parts.envSteps());
+        parts.afterUpdate(learner);
+    }
+
+    /**
+     * Evaluates when due, records the result and reports progress.
+     *
+     * @param trainIter  updates so far
+     * @param evaluation runs one evaluation and gives its mean return
+     * @param onNewBest  what saves the best checkpoint ({@link #saveBest}, or a request for the learner's thread)
+     * @return whether the run is solved (then it ends)
+     */
+    public boolean evaluateIfDue(final long trainIter, final DoubleSupplier evaluation, final Runnable onNewBest)
+    {
+        if (!schedule.due(trainIter))
+        {
+            return false;
+        }
+        final double value = evaluation.getAsDouble();
+        final long envSteps = parts.envSteps();
+        final Map<String, Object> row = new LinkedHashMap<>();
+        row.put("train_iter", trainIter);
+        row.put("env_step", envSteps);
+        row.put("return", value);
+        synchronized (evaluations)
+        {
+            evaluations.add(row);
+        }
+        final boolean solved = schedule.record(value, onNewBest);
+        if (solved)
+        {
+            solvedAtEnvStep = envSteps;
+            solvedAtS = elapsedS();
+        }
+        progress.accept(new Progress(envSteps, trainIter, parts.epsilon(), value, schedule.bestReturn(),
+            trainIter / elapsedS()));
+        return solved;
+    }
+
+    /**
+     * Saves {@code ckpt_best} on rank 0 at the current counters, through the learner's checkpoints (not its
+     * {@code save_ckpt_after_run} hook, which {@code learner.hook.save_ckpt_after_run: false} removes).
+     */
+    public void saveBest()
+    {
+        learner.collectorEnvstep(parts.envSteps());
+        if (0 != dist.rank())
+        {
+            return;
+        }
+        try
+        {
+            learner.info("save ckpt_best in " + learner.checkpoints().save(BEST_CHECKPOINT));
+        }
+        catch (final IOException ex)
+        {
+            throw new UncheckedIOException("cannot save " + BEST_CHECKPOINT + " in " + learner.checkpoints().dir(), ex);
+        }
+    }
+
+    /** Starts the training wall clock (setup excluded). */
+    public void startClock()
+    {
+        start = System.nanoTime();
+    }
+
+    private double elapsedS()
+    {
+        return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
+    }
+
+    /**
+     * @param setupS      the setup's seconds
+     * @param warmupS     the warm-up's seconds
+     * @param interrupted whether a signal stopped the run
+     * @param error       what failed it, or null
+     * @return the run's summary now
+     */
+    public Summary summary(final double setupS, final double warmupS, final boolean interrupted,
+        final Throwable error)
+    {
+        learner.collectorEnvstep(parts.envSteps());
+        final double wallS = elapsedS();
+        final Path ckptDir = learner.checkpoints().dir();
+        final Path best = ckptDir.resolve(BEST_CHECKPOINT);
+        final Map<String, Object> paths = new LinkedHashMap<>();
+        List<String> checkpoints;
+        try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
+        {
+            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f)).map(Path::toString).sorted().toList();
+        }
+        catch (final IOException ex)
+        {
+            checkpoints = List.of();
+        }
+        paths.put("checkpoints", checkpoints);
+        paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
+        paths.put("log", learner.log().file().toString());
+        paths.put("tensorboard", Path.of(exp, "log", "learner", "learner_tb_logger").toString());
+        paths.put("config", Path.of(exp, "total_config.yaml").toString());
+        paths.put("world_size", dist.worldSize());
+        paths.put("env_steps_all_ranks", parts.envSteps() * dist.worldSize());
+        return new Summary(algorithm, seed, schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
+            parts.envSteps(), learner.trainIter(), wallS, setupS, warmupS, learner.trainIter() / wallS,
+            cfg.getString("pipeline.mode"), interrupted, null == error ? null : error.toString(), paths);
+    }
+
+    /**
+     * Rank 0 writes {@code summary.json} atomically; a write failure during a failed run is added to that failure.
+     *
+     * @param summary what {@link #summary} gave
+     * @param startup times measured before the pipeline existed, under {@code startup} (may be empty)
+     * @param elastic the restarts of a launcher's job ({@link Restarts#summary}), or null
+     * @param failure what failed the run, or null
+     * @throws IOException if the file cannot be written and the run did not fail otherwise
+     */
+    public void writeSummary(final Summary summary, final Map<String, Object> startup,
+        final Map<String, Object> elastic, final Throwable failure) throws IOException
+    {
+        if (0 != dist.rank())
+        {
+            return;
+        }
+        final Map<String, Object> json = new LinkedHashMap<>();
+        json.put("algorithm", summary.algorithm());
+        json.put("seed", summary.seed());
+        json.put("solved", summary.solved());
+        json.put("interrupted", summary.interrupted());
+        json.put("error", summary.error());
+        json.put("stop_value", summary.stopValue());
+        json.put("best_eval_return", summary.bestEvalReturn());
+        json.put("solved_at_env_step", solvedAtEnvStep);
+        json.put("solved_at_s", solvedAtS);
+        json.put("env_steps", summary.envSteps());
+        json.put("train_iter", summary.trainIter());
+        json.put("wall_s", summary.wallS());
+        json.put("setup_s", summary.setupS());
+        json.put("warmup_s", summary.warmupS());
+        json.put("updates_per_s", summary.updatesPerS());
+        json.put("mode", summary.mode());
+        synchronized (evaluations)
+        {
+            json.put("evaluations", List.copyOf(evaluations));
+        }
+        json.put("startup", startup);
+        if (null != elastic)
+        {
+            json.put("elastic", elastic);
+        }
+        try
+        {
+            SummaryFile.write(json, summary.paths(), Path.of(exp, "summary.json"));
+        }
+        catch (final IOException ex)
+        {
+            if (null == failure)
+            {
+                throw ex;
+            }
+            failure.addSuppressed(ex);
+        }
+    }
+
+    /** @return the effective config */
+    public Config config()
+    {
+        return cfg;
+    }
+
+    /** @return the learner */
+    public BaseLearner<B> learner()
+    {
+        return learner;
+    }
+
+    /** Closes the group, the learner and the parts. */
+    @Override
+    public void close()
+    {
+        if (null != distTraining)
+        {
+            distTraining.close();
+        }
+        learner.close();
+        parts.close();
+    }
+}
