@@ -16,6 +16,7 @@ import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
+import org.ding4j.example.pipeline.Replay;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
@@ -265,15 +266,15 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         }
 
         @Override
-        public boolean sample()
+        public int batchSize()
         {
-            return buffer.sample(batch);
+            return batch.size();
         }
 
         @Override
-        public boolean canSample()
+        public Replay<ControlBatch> replay()
         {
-            return buffer.size() >= batch.size();
+            return buffer;
         }
 
         @Override

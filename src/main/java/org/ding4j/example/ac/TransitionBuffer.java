@@ -1,6 +1,7 @@
 package org.ding4j.example.ac;
 
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.example.pipeline.Replay;
 
 /**
  * A uniform replay buffer of continuous-action transitions: a ring of fixed capacity (the oldest transition goes
@@ -8,7 +9,7 @@ import org.ding4j.env.ResumableRandom;
  * environment hands in is checked: a non-finite observation or reward is refused with its name and index before
  * it is stored, since one NaN in the buffer would reach every later update. Not thread-safe.
  */
-public final class TransitionBuffer
+public final class TransitionBuffer implements Replay<ControlBatch>
 {
     private final int capacity;
     private final int obsWidth;
@@ -109,6 +110,7 @@ public final class TransitionBuffer
      * @param batch the batch (its widths must be the buffer's)
      * @return false, leaving the batch as it was, while the buffer holds fewer transitions than the batch
      */
+    @Override
     public boolean sample(final ControlBatch batch)
     {
         if (batch.obsWidth() != obsWidth || batch.actionWidth() != actionWidth)
@@ -133,6 +135,7 @@ public final class TransitionBuffer
     }
 
     /** @return transitions held */
+    @Override
     public int size()
     {
         return size;

@@ -16,6 +16,7 @@ import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
+import org.ding4j.example.pipeline.Replay;
 import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
@@ -280,15 +281,15 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         }
 
         @Override
-        public boolean sample()
+        public int batchSize()
         {
-            return buffer.sample(batch);
+            return batch.size();
         }
 
         @Override
-        public boolean canSample()
+        public Replay<DqnBatch> replay()
         {
-            return buffer.size() >= batch.size();
+            return buffer;
         }
 
         @Override

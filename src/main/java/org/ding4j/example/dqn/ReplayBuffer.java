@@ -1,6 +1,7 @@
 package org.ding4j.example.dqn;
 
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.example.pipeline.Replay;
 import org.ding4j.policy.PriorityFeedback;
 
 /**
@@ -14,7 +15,7 @@ import org.ding4j.policy.PriorityFeedback;
  * Thread-safe (one lock): in parallel mode the collector pushes while the learner's loader samples. Sampling and
  * pushing allocate nothing.
  */
-public final class ReplayBuffer
+public final class ReplayBuffer implements Replay<DqnBatch>
 {
     /** Added to every priority so that a zero TD error still leaves the sample a chance. */
     private static final double PRIORITY_EPS = 1e-6;
@@ -122,6 +123,7 @@ public final class ReplayBuffer
     }
 
     /** @return transitions held now */
+    @Override
     public synchronized int size()
     {
         return (int)Math.min(pushed, capacity);
@@ -140,6 +142,7 @@ public final class ReplayBuffer
      * @param batch where the samples go (its size is the sample count)
      * @return whether the batch was filled
      */
+    @Override
     public synchronized boolean sample(final DqnBatch batch)
     {
         final int n = batch.size();

@@ -30,14 +30,14 @@ public interface OffPolicyParts<B> extends AutoCloseable
     /** @return parameters outside the optimizers that every rank must start from rank 0's copy of (target nets) */
     List<FlatParameters> targets();
 
-    /** @return the batch {@link #sample} fills and the learner trains */
+    /** @return the batch the run samples into and the learner trains */
     B batch();
 
-    /** @return whether a batch was sampled from the replay (false while it holds fewer than a batch) */
-    boolean sample();
+    /** @return the batch's sample count */
+    int batchSize();
 
-    /** @return whether a batch could be sampled now without collecting (the replay only grows within a round) */
-    boolean canSample();
+    /** @return the replay the collector fills and the batches are sampled from */
+    Replay<B> replay();
 
     /**
      * Collects at least {@code transitions} transitions with the current policy into the replay.

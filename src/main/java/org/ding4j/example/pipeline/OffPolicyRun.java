@@ -178,13 +178,13 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     @Override
     public boolean sample()
     {
-        return parts.sample();
+        return parts.replay().sample(parts.batch());
     }
 
     @Override
     public boolean canSample()
     {
-        return parts.canSample();
+        return parts.replay().size() >= parts.batchSize();
     }
 
     @Override
