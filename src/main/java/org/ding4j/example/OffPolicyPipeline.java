@@ -21,6 +21,7 @@ import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
 import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.example.pipeline.ParallelDriver;
 import org.ding4j.example.pipeline.Restarts;
 import org.ding4j.example.pipeline.SerialLoop;
 import org.ding4j.learner.BaseLearner;
@@ -39,8 +40,8 @@ import org.ding4j.learner.RunOutcome;
  * limit ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
  * <p>
  * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
- * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}; DQN also has a parallel
- * mode ({@code pipeline.mode: parallel}). On the ranks of a data-parallel job ({@code ding4j launch}) every
+ * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}, or in parallel mode
+ * ({@code pipeline.mode: parallel}) as {@code learner.start()} fed by a {@link ParallelDriver}. On the ranks of a data-parallel job ({@code ding4j launch}) every
  * algorithm averages its gradients through c10d, each rank collecting with its own seeds; the nets stay
  * bit-identical, every rank's evaluation gives the same return, and rank 0 alone writes. A launcher's restarted
  * attempt resumes from the newest verified checkpoint ({@link Restarts}). Checkpoints carry the evaluation schedule,
@@ -251,7 +252,7 @@ public final class OffPolicyPipeline
             final RunOutcome outcome;
             try
             {
-                outcome = "parallel".equals(cfg.getString("pipeline.mode")) ? parts.runParallel(run)
+                outcome = "parallel".equals(cfg.getString("pipeline.mode")) ? runParallel(run, parts)
                     : run.learner().run(new SerialLoop(run.learner(), run, cfg.getInt("policy.collect.n_sample"),
                     cfg.getInt("policy.learn.update_per_collect"), cfg.getLong("pipeline.max_env_step"),
                     cfg.getLong("pipeline.max_train_iter")));
@@ -268,6 +269,14 @@ public final class OffPolicyPipeline
                 null);
             run.writeSummary(summary, startup, elastic, null);
             return summary;
+        }
+    }
+
+    private static <B> RunOutcome runParallel(final OffPolicyRun<B> run, final OffPolicyParts<B> parts)
+    {
+        try (ParallelDriver<B> driver = new ParallelDriver<>(run, parts, parts.actingCopy(), parts::newBatch))
+        {
+            return driver.run();
         }
     }
 

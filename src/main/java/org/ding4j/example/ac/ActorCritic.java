@@ -18,6 +18,7 @@ import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
+import org.ding4j.torch.Mlp;
 import org.ding4j.torch.NativeOwner;
 
 /**
@@ -260,11 +261,26 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     @Override
     public final void act(final float[] obs, final int rows, final float[] actions, final ResumableRandom explore)
     {
+        act(actor.net(0), obs, rows, actions, explore);
+    }
+
+    /**
+     * Acts with {@code net}, this policy's actor or a copy of it (parallel mode's collector thread).
+     *
+     * @param net     an actor of this policy's widths
+     * @param obs     row-major {@code [rows, obsWidth]} observations
+     * @param rows    how many rows to act on
+     * @param actions receives row-major {@code [rows, actionWidth]} actions in [-1, 1]
+     * @param explore the exploration stream, or null for the deterministic action
+     */
+    final void act(final Mlp net, final float[] obs, final int rows, final float[] actions,
+        final ResumableRandom explore)
+    {
         try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
         {
             final Tensor x = ControlBatch.floats(rows, nets.obs());
             new FloatPointer(x.data_ptr()).put(obs, 0, rows * nets.obs());
-            final Tensor out = actor.net(0).forward(x).contiguous();
+            final Tensor out = net.forward(x).contiguous();
             final float[] raw = new float[(int)out.numel()];
             new FloatPointer(out.data_ptr()).get(raw);
             final int width = (int)out.size(1);

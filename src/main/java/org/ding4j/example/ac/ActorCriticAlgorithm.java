@@ -5,6 +5,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
@@ -14,20 +16,23 @@ import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.envs.EnvTypes;
+import org.ding4j.example.pipeline.ActingCopy;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
 import org.ding4j.example.pipeline.Replay;
 import org.ding4j.policy.Policy;
+import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
+import org.ding4j.torch.Mlp;
 
 /**
  * TD3 ({@code policy.type: td3}) and SAC ({@code sac}) as the one off-policy pipeline takes them, on any environment
  * with a bounded {@link Box} action space (the actor acts in [-1, 1], scaled onto the bounds): uniform random
  * transitions first ({@code random_collect_size}), then rounds of collect {@code n_sample} steps /
  * {@code update_per_collect} updates on uniform replay samples; evaluation is the deterministic action on fresh
- * seeded starts. Their defaults are {@code examples/pendulum_td3.yaml} and {@code examples/pendulum_sac.yaml}.
- * Serial mode only.
+ * seeded starts. Their defaults are {@code examples/pendulum_td3.yaml} and {@code examples/pendulum_sac.yaml}; in
+ * parallel mode the collector thread acts with a copy of the actor refreshed from the learner's.
  */
 public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
 {
@@ -108,15 +113,10 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             : "expected a finite number >= 0";
     }
 
-    /** The env's spaces (a bounded {@link Box} of {@code action_shape} entries, the obs width), the mode. */
+    /** The env's spaces (a bounded {@link Box} of {@code action_shape} entries, the obs width), TD3's noise clip. */
     @Override
     public void check(final Config cfg)
     {
-        if (!"serial".equals(cfg.getString("pipeline.mode")))
-        {
-            throw new ConfigException("pipeline.mode", "expected serial for " + name + " (parallel mode runs dqn "
-                + "only), got " + cfg.getString("pipeline.mode"));
-        }
         final EnvTypes.Spaces spaces = EnvTypes.spaces(cfg);
         if (!(spaces.action() instanceof Box box) || !box.isBounded())
         {
@@ -228,7 +228,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         Parts(final Config cfg, final long seed, final long rankSeed)
         {
             policy = newPolicy(cfg, rankSeed + 7);
-            batch = new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth());
+            batch = newBatch();
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
             policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             buffer = new TransitionBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"),
@@ -299,6 +299,82 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         public double evaluate()
         {
             return evaluator.evaluate(policy);
+        }
+
+        @Override
+        public ControlBatch newBatch()
+        {
+            return new ControlBatch(policy.batchSize(), policy.obsWidth(), policy.actionWidth());
+        }
+
+        /** A second actor net refreshed from the policy's, acting through the policy's action mapping. */
+        @Override
+        public ActingCopy actingCopy()
+        {
+            final Mlp net = Mlp.of(Activation.RELU, policy.actorSizes());
+            final FlatParameters params = FlatParameters.of(net.module());
+            final Tensor published = policy.actorParameters().group(0).values().clone();
+            final ContinuousActor actor = new ContinuousActor()
+            {
+                @Override
+                public void act(final float[] obs, final int rows, final float[] actions,
+                    final ResumableRandom explore)
+                {
+                    policy.act(net, obs, rows, actions, explore);
+                }
+
+                @Override
+                public int obsWidth()
+                {
+                    return policy.obsWidth();
+                }
+
+                @Override
+                public int actionWidth()
+                {
+                    return policy.actionWidth();
+                }
+            };
+            return new ActingCopy()
+            {
+                @Override
+                public void publish()
+                {
+                    try (NoGradGuard noGrad = new NoGradGuard())
+                    {
+                        published.copy_(policy.actorParameters().group(0).values());
+                    }
+                }
+
+                @Override
+                public void refresh()
+                {
+                    try (NoGradGuard noGrad = new NoGradGuard())
+                    {
+                        params.group(0).values().copy_(published);
+                    }
+                }
+
+                @Override
+                public void collect(final int transitions)
+                {
+                    collector.collect(actor, transitions);
+                }
+
+                @Override
+                public double evaluate()
+                {
+                    return evaluator.evaluate(actor);
+                }
+
+                @Override
+                public void close()
+                {
+                    published.close();
+                    params.close();
+                    net.close();
+                }
+            };
         }
 
         /** The collector's exploration and replay streams and the evaluator's start streams. */

@@ -7,7 +7,8 @@ import org.ding4j.example.pipeline.Replay;
  * A uniform replay buffer of continuous-action transitions: a ring of fixed capacity (the oldest transition goes
  * first), sampled with replacement from a {@link ResumableRandom} whose state a checkpoint keeps. Every value an
  * environment hands in is checked: a non-finite observation or reward is refused with its name and index before
- * it is stored, since one NaN in the buffer would reach every later update. Not thread-safe.
+ * it is stored, since one NaN in the buffer would reach every later update. Thread-safe (parallel mode's collector
+ * thread pushes while the learner's thread samples); a lock nobody else holds costs the serial run next to nothing.
  */
 public final class TransitionBuffer implements Replay<ControlBatch>
 {
@@ -71,7 +72,7 @@ public final class TransitionBuffer implements Replay<ControlBatch>
      * @param terminal whether the next state is terminal (no bootstrap); a truncation is not
      * @throws IllegalArgumentException naming a non-finite observation, action or reward
      */
-    public void push(final float[] o, final int oAt, final float[] a, final int aAt, final double r,
+    public synchronized void push(final float[] o, final int oAt, final float[] a, final int aAt, final double r,
         final float[] next, final int nextAt, final boolean terminal)
     {
         if (!Double.isFinite(r))
@@ -111,7 +112,7 @@ public final class TransitionBuffer implements Replay<ControlBatch>
      * @return false, leaving the batch as it was, while the buffer holds fewer transitions than the batch
      */
     @Override
-    public boolean sample(final ControlBatch batch)
+    public synchronized boolean sample(final ControlBatch batch)
     {
         if (batch.obsWidth() != obsWidth || batch.actionWidth() != actionWidth)
         {
@@ -136,25 +137,25 @@ public final class TransitionBuffer implements Replay<ControlBatch>
 
     /** @return transitions held */
     @Override
-    public int size()
+    public synchronized int size()
     {
         return size;
     }
 
     /** @return transitions pushed since construction */
-    public long pushed()
+    public synchronized long pushed()
     {
         return pushed;
     }
 
     /** @return the sampling stream's state */
-    public long randomState()
+    public synchronized long randomState()
     {
         return random.state();
     }
 
     /** @param state a state from {@link #randomState()} */
-    public void restoreRandomState(final long state)
+    public synchronized void restoreRandomState(final long state)
     {
         random.state(state);
     }

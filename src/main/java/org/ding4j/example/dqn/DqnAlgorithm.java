@@ -6,6 +6,8 @@ import java.util.Map;
 import java.util.stream.LongStream;
 
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.NoGradGuard;
+import org.bytedeco.pytorch.Tensor;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -17,9 +19,8 @@ import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
 import org.ding4j.example.pipeline.Replay;
-import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.example.pipeline.ActingCopy;
 import org.ding4j.learner.BaseLearner;
-import org.ding4j.learner.RunOutcome;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
@@ -30,9 +31,8 @@ import org.ding4j.torch.FusedOptimizer;
  * {@link Discrete} action space, as DI-engine's {@code serial_pipeline(cartpole_dqn_config)} runs it: collect
  * {@code n_sample} transitions epsilon-greedily (n-step returns), push them, then {@code update_per_collect} times
  * sample a batch (uniform or prioritized), train it and feed the priorities back; evaluate greedily on the same seeded
- * starts each time. Its defaults are {@code examples/cartpole_dqn.yaml}. With {@code pipeline.mode: parallel} the
- * collector and evaluator run on their own thread with a copy of the net refreshed from the learner's after every
- * collect ({@link ParallelDriver}), the serial ratio of updates to env steps kept.
+ * starts each time. Its defaults are {@code examples/cartpole_dqn.yaml}; in parallel mode the collector thread acts
+ * with a second Q-network refreshed from the online one.
  */
 public final class DqnAlgorithm implements OffPolicyAlgorithm
 {
@@ -212,7 +212,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
             // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
             evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
                 cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true);
-            batch = new DqnBatch(policy.settings().batchSize(), obsWidth);
+            batch = newBatch();
             policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
             policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
             if (policy.fusedUpdate())
@@ -236,16 +236,6 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
             return policy;
         }
 
-        DqnPolicy dqn()
-        {
-            return policy;
-        }
-
-        Config config()
-        {
-            return cfg;
-        }
-
         ReplayBuffer buffer()
         {
             return buffer;
@@ -254,12 +244,6 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         Collector collector()
         {
             return collector;
-        }
-
-        /** @return the greedy evaluation of {@code net} (the learner's, or parallel mode's copy) */
-        double evaluate(final QNetwork net)
-        {
-            return evaluator.evaluate(net).meanReturn();
         }
 
         @Override
@@ -313,7 +297,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         @Override
         public double evaluate()
         {
-            return evaluate(policy.online());
+            return evaluator.evaluate(policy.online()).meanReturn();
         }
 
         @Override
@@ -362,12 +346,65 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         }
 
         @Override
-        public RunOutcome runParallel(final OffPolicyRun<DqnBatch> run)
+        public DqnBatch newBatch()
         {
-            try (ParallelDriver driver = new ParallelDriver(run, this))
+            return new DqnBatch(policy.settings().batchSize(), policy.settings().obs());
+        }
+
+        /** A second Q-network (with its own fused forward when the update is fused) refreshed from the online one. */
+        @Override
+        public ActingCopy actingCopy()
+        {
+            final DqnPolicy.Settings settings = policy.settings();
+            final QNetwork net = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling(),
+                settings.activation());
+            final FlatParameters params = FlatParameters.of(net.module());
+            if (policy.fusedUpdate())
             {
-                return driver.run();
+                // The collector thread's own fused forward (the learner's handle is not shared).
+                fuseActors(net, params);
             }
+            final Tensor published = policy.parameters().group(0).values().clone();
+            return new ActingCopy()
+            {
+                @Override
+                public void publish()
+                {
+                    try (NoGradGuard noGrad = new NoGradGuard())
+                    {
+                        published.copy_(policy.parameters().group(0).values());
+                    }
+                }
+
+                @Override
+                public void refresh()
+                {
+                    try (NoGradGuard noGrad = new NoGradGuard())
+                    {
+                        params.group(0).values().copy_(published);
+                    }
+                }
+
+                @Override
+                public void collect(final int transitions)
+                {
+                    collector.collect(net, transitions);
+                }
+
+                @Override
+                public double evaluate()
+                {
+                    return evaluator.evaluate(net).meanReturn();
+                }
+
+                @Override
+                public void close()
+                {
+                    published.close();
+                    params.close();
+                    net.close();
+                }
+            };
         }
 
         @Override

@@ -5,7 +5,6 @@ import java.util.Map;
 
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.learner.BaseLearner;
-import org.ding4j.learner.RunOutcome;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
@@ -97,17 +96,15 @@ public interface OffPolicyParts<B> extends AutoCloseable
     void ownRandomStreams(Map<?, ?> state, ResumableRandom fresh);
 
     /**
-     * Parallel mode ({@code pipeline.mode: parallel}): collection and evaluation on a thread of their own, the
-     * learner in {@code start()} on the calling thread. Algorithms without it refuse the mode in
-     * {@link OffPolicyAlgorithm#check}.
+     * Parallel mode ({@code pipeline.mode: parallel}, {@link ParallelDriver}): a copy of the acting net for the
+     * collector thread, which then collects into {@link #replay()} (so the replay must be thread-safe) and evaluates.
      *
-     * @param run the run's shared half
-     * @return how the learner's run ended
+     * @return a new copy, drawn from libtorch's generator and refreshed from the policy before use
      */
-    default RunOutcome runParallel(final OffPolicyRun<B> run)
-    {
-        throw new UnsupportedOperationException("pipeline.mode: parallel is not available for this algorithm");
-    }
+    ActingCopy actingCopy();
+
+    /** @return a new batch of {@link #batchSize()} samples (parallel mode keeps a ring of them in flight) */
+    B newBatch();
 
     /** Closes the envs, the replay's native buffers and the policy. */
     @Override

@@ -39,6 +39,33 @@ class ActorCriticTrainingTest
         Threads.configure(1, 1, 1);
     }
 
+    /**
+     * Parallel mode: the collector thread acts with a copy of the actor refreshed from the learner's, the learner
+     * trains through its data loader at the serial ratio of updates to env steps, and the run ends at its limit with
+     * the same files as a serial one.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"td3", "sac"})
+    void trainsInParallelMode(final String algorithm) throws Exception
+    {
+        final Path exp = dir.resolve("parallel-" + algorithm);
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)
+            .with("exp_name", exp.toString()).with("pipeline.mode", "parallel").with("pipeline.max_train_iter", 300L)
+            .with("policy.random_collect_size", 200L)).run(p -> { });
+        assertEquals("parallel", summary.mode());
+        assertTrue(summary.trainIter() >= 300 && summary.trainIter() < 300 + 6, summary.toString());
+        // Updates are granted per collect at the serial ratio: never more than the collected steps allow.
+        final long perCollect = new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)).config()
+            .getLong("policy.learn.update_per_collect");
+        final long nSample = new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)).config()
+            .getLong("policy.collect.n_sample");
+        assertTrue(summary.trainIter() <= (summary.envSteps() / nSample + 1) * perCollect, summary.toString());
+        final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
+        assertEquals("parallel", json.get("mode"));
+        assertTrue(Files.isRegularFile(Path.of((String)json.get("best_checkpoint"))), json.toString());
+        assertTrue(!((java.util.List<?>)json.get("evaluations")).isEmpty(), json.toString());
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"td3", "sac"})
     void solvesFromTheEmbeddedDefaults(final String algorithm) throws Exception

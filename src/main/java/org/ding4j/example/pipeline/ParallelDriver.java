@@ -1,47 +1,46 @@
-package org.ding4j.example.dqn;
+package org.ding4j.example.pipeline;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 
-import org.bytedeco.pytorch.NoGradGuard;
-import org.bytedeco.pytorch.Tensor;
-import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
-import org.ding4j.torch.FlatParameters;
-import org.ding4j.torch.NativeOwner;
 
 /**
- * Parallel mode, the collector/learner hand-off: the collector and evaluator run on their own thread with their own
- * copy of the online net, the learner in {@code start()} on the calling thread. The learner publishes its
- * parameters into a flat tensor every {@code update_per_collect} updates and the collector copies them before each
- * collect, both under one lock (one memcpy each way). Each collect that leaves the buffer at least a batch full
- * grants {@code update_per_collect} updates, and the loader's source waits for a grant, so the ratio of updates to
- * env steps is the serial one. A new best evaluation is saved by the learner's thread at its next update (the
- * checkpoint then holds at most a few updates more than the evaluated net).
+ * Parallel mode ({@code pipeline.mode: parallel}), the collector/learner hand-off, for every algorithm whose parts
+ * give an {@link ActingCopy}: the collector and evaluator run on their own thread with the copy of the acting net,
+ * the learner in {@code start()} on the calling thread. The learner publishes its parameters every
+ * {@code update_per_collect} updates and the collector refreshes its copy before each collect, both under one lock.
+ * Each collect that leaves the replay at least a batch full grants {@code update_per_collect} updates, and the
+ * loader's source waits for a grant, so the ratio of updates to env steps is the serial one. A new best evaluation is
+ * saved by the learner's thread at its next update (the checkpoint then holds at most a few updates more than the
+ * evaluated net). The replay is shared by the two threads and must be thread-safe.
+ *
+ * @param <B> the batch type
  */
-final class ParallelDriver implements AutoCloseable
+public final class ParallelDriver<B> implements AutoCloseable
 {
-    private final OffPolicyRun<DqnBatch> run;
-    private final DqnAlgorithm.Parts parts;
-    private final BaseLearner<DqnBatch> learner;
-    private final DqnPolicy policy;
+    /** Batches in flight at once: the loader's queue (2 with no workers), one being filled, one training. */
+    private static final int RING = 6;
+
+    private final OffPolicyRun<B> run;
+    private final OffPolicyParts<B> parts;
+    private final BaseLearner<B> learner;
     private final int nSample;
     private final int updatePerCollect;
     private final long maxEnvStep;
     private final long maxTrainIter;
-    private final boolean prioritized;
-    private final QNetwork actorNet;
-    private final FlatParameters actorParams;
-    private final NativeOwner natives = new NativeOwner("ParallelDriver");
-    private final Tensor published;
-    private final DqnBatch[] ring;
+    private final ActingCopy copy;
+    private final List<B> ring = new ArrayList<>();
     private final Object lock = new Object();
     private final AtomicLong trainIter = new AtomicLong();
-    private final Thread collectorThread = new Thread(this::collectLoop, "ding4j-collector");
+    private final Thread collectorThread;
     private int nextBatch;
     private long granted;
     private long issued;
@@ -49,38 +48,33 @@ final class ParallelDriver implements AutoCloseable
     private volatile boolean saveBestRequested;
     private volatile Throwable collectorFailure;
 
-    ParallelDriver(final OffPolicyRun<DqnBatch> run, final DqnAlgorithm.Parts parts)
+    /**
+     * @param run   the run's shared half
+     * @param parts the algorithm's half
+     * @param copy  the collector thread's copy of the acting net (owned from now on)
+     * @param batch makes each batch of the ring
+     */
+    public ParallelDriver(final OffPolicyRun<B> run, final OffPolicyParts<B> parts, final ActingCopy copy,
+        final Supplier<B> batch)
     {
         this.run = run;
         this.parts = parts;
+        this.copy = copy;
         this.learner = run.learner();
-        this.policy = parts.dqn();
         this.nSample = run.config().getInt("policy.collect.n_sample");
         this.updatePerCollect = run.config().getInt("policy.learn.update_per_collect");
         this.maxEnvStep = run.config().getLong("pipeline.max_env_step");
         this.maxTrainIter = run.config().getLong("pipeline.max_train_iter");
-        this.prioritized = run.config().getBoolean("policy.other.replay_buffer.priority");
-        final DqnPolicy.Settings settings = policy.settings();
-        actorNet = new QNetwork(settings.obs(), settings.actions(), settings.hidden(), settings.dueling(),
-            settings.activation());
-        actorParams = FlatParameters.of(actorNet.module());
-        if (policy.fusedUpdate())
+        for (int i = 0; i < RING; i++)
         {
-            // The collector thread's own copy, with its own fused forward (the learner's handle is not shared).
-            parts.fuseActors(actorNet, actorParams);
+            ring.add(batch.get());
         }
-        published = natives.own(policy.parameters().group(0).values().clone());
-        // Batches in flight at once: the loader's queue (2 with no workers), one being filled, one training.
-        ring = new DqnBatch[6];
-        for (int i = 0; i < ring.length; i++)
-        {
-            ring[i] = new DqnBatch(settings.batchSize(), settings.obs());
-        }
+        collectorThread = new Thread(this::collectLoop, "ding4j-collector");
         collectorThread.setDaemon(true);
     }
 
     /** @return how the learner's run ended */
-    RunOutcome run()
+    public RunOutcome run()
     {
         learner.dataSource(size -> nextBatch());
         learner.setupDataloader();
@@ -110,7 +104,7 @@ final class ParallelDriver implements AutoCloseable
 
     /**
      * start() runs before_run (a resume's load_ckpt among them) itself, so the collector starts from a before_run
-     * hook ordered after load_ckpt: it then acts with the resumed net, counters and epsilon.
+     * hook ordered after load_ckpt: it then acts with the resumed net, counters and exploration.
      */
     private final class StartCollectorHook extends LearnerHook
     {
@@ -124,12 +118,12 @@ final class ParallelDriver implements AutoCloseable
         {
             parts.resumeAt(Math.max(0, context.collectorEnvstep()));
             trainIter.set(context.lastIter());
-            publish();
+            copy.publish();
             collectorThread.start();
         }
     }
 
-    /** After each update: priorities back to the buffer, parameters published, a requested best save, the limit. */
+    /** After each update: the algorithm's feedback, parameters published, a requested best save, the limit. */
     private final class PublishHook extends LearnerHook
     {
         PublishHook()
@@ -142,15 +136,12 @@ final class ParallelDriver implements AutoCloseable
         {
             final long iter = context.lastIter();
             trainIter.set(iter);
-            if (prioritized)
-            {
-                parts.buffer().updatePriorities(learner.priorities());
-            }
+            parts.afterUpdate(learner);
             if (0 == iter % updatePerCollect)
             {
                 synchronized (lock)
                 {
-                    publish();
+                    copy.publish();
                 }
             }
             if (saveBestRequested)
@@ -165,18 +156,10 @@ final class ParallelDriver implements AutoCloseable
         }
     }
 
-    private void publish()
+    private B nextBatch() throws InterruptedException
     {
-        try (NoGradGuard noGrad = new NoGradGuard())
-        {
-            published.copy_(policy.parameters().group(0).values());
-        }
-    }
-
-    private DqnBatch nextBatch() throws InterruptedException
-    {
-        final DqnBatch batch = ring[nextBatch];
-        nextBatch = (nextBatch + 1) % ring.length;
+        final B batch = ring.get(nextBatch);
+        nextBatch = (nextBatch + 1) % ring.size();
         synchronized (lock)
         {
             while (!stopping && issued >= granted)
@@ -191,7 +174,7 @@ final class ParallelDriver implements AutoCloseable
             // The collector may be waiting for the learner to use up its grant.
             lock.notifyAll();
         }
-        parts.buffer().sample(batch);
+        parts.replay().sample(batch);
         return batch;
     }
 
@@ -199,23 +182,19 @@ final class ParallelDriver implements AutoCloseable
     {
         try
         {
-            final Collector collector = parts.collector();
             while (!stopping)
             {
                 synchronized (lock)
                 {
-                    try (NoGradGuard noGrad = new NoGradGuard())
-                    {
-                        actorParams.group(0).values().copy_(published);
-                    }
+                    copy.refresh();
                 }
-                if (run.evaluateIfDue(trainIter.get(), () -> parts.evaluate(actorNet), () -> saveBestRequested = true))
+                if (run.evaluateIfDue(trainIter.get(), copy::evaluate, () -> saveBestRequested = true))
                 {
                     break;
                 }
-                collector.collect(actorNet, nSample);
-                learner.collectorEnvstep(collector.envsteps());
-                if (parts.buffer().size() >= ring[0].size())
+                copy.collect(nSample);
+                learner.collectorEnvstep(parts.envSteps());
+                if (parts.replay().size() >= parts.batchSize())
                 {
                     synchronized (lock)
                     {
@@ -223,7 +202,7 @@ final class ParallelDriver implements AutoCloseable
                         lock.notifyAll();
                     }
                 }
-                if (collector.envsteps() >= maxEnvStep)
+                if (parts.envSteps() >= maxEnvStep)
                 {
                     break;
                 }
@@ -273,15 +252,24 @@ final class ParallelDriver implements AutoCloseable
         }
     }
 
+    /** Frees the ring's batches and the copy. */
     @Override
     public void close()
     {
-        for (final DqnBatch batch : ring)
+        for (final B batch : ring)
         {
-            batch.close();
+            if (batch instanceof AutoCloseable closeable)
+            {
+                try
+                {
+                    closeable.close();
+                }
+                catch (final Exception ex)
+                {
+                    throw new IllegalStateException("ParallelDriver: closing a batch failed", ex);
+                }
+            }
         }
-        natives.close();
-        actorParams.close();
-        actorNet.close();
+        copy.close();
     }
 }
