@@ -346,7 +346,7 @@ final class LaunchCommand implements Callable<Integer>
         env.put(ElasticAttempt.ERROR_FILE_VARIABLE, errorFile.toString());
         env.put(ElasticAttempt.ATTEMPTS_VARIABLE, attemptsJson);
         // The ranks watch this process: if it is killed outright, they stop themselves.
-        env.put("DING4J_LAUNCHER_PID", Long.toString(ProcessHandle.current().pid()));
+        env.put(LauncherWatch.VARIABLE, Long.toString(ProcessHandle.current().pid()));
         return builder.start();
     }
 

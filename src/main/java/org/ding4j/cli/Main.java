@@ -35,6 +35,9 @@ public final class Main implements Callable<Integer>
         {
             Natives.loadInBackground();
         }
+        // A rank of `ding4j launch` stops itself when its launcher is gone (killed with SIGKILL), whatever it runs:
+        // the application's decision, so it is made here and not in the library.
+        LauncherWatch.start(System.getenv());
         final int code = commandLine().execute(args);
         // --help or a bad argument ends before the load does: the process must not exit during libtorch's constructors.
         Natives.awaitBackgroundLoad();

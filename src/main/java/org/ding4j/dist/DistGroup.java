@@ -291,7 +291,6 @@ public final class DistGroup implements AutoCloseable
         {
             throw new IllegalArgumentException("timeout: expected > 0, got " + timeout);
         }
-        LauncherWatch.start(System.getenv());
         return new DistGroup(info, timeout, settings);
     }
 

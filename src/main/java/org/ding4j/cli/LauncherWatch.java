@@ -1,4 +1,4 @@
-package org.ding4j.dist;
+package org.ding4j.cli;
 
 import java.util.Map;
 import java.util.Optional;
