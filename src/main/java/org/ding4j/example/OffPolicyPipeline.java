@@ -8,6 +8,7 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
@@ -217,24 +218,36 @@ public final class OffPolicyPipeline
         try
         {
             Files.createDirectories(Path.of(exp));
-            if (0 == dist.rank())
-            {
-                ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
-            }
         }
         catch (final IOException ex)
         {
             throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
                 + ": " + ex, ex);
         }
-        final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
-        final Config runCfg = null == resume ? cfg
-            : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
-        // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from the
-        // config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
-        torch.manual_seed(seed);
-        return run(algorithm.parts(runCfg, seed, seed + 100_000L * dist.rank()), runCfg, progress, startup, resume,
-            warmupS, setupStart);
+        // Rank 0 writes the folder; it owns it for the run (another job there is refused, naming this one's pid).
+        try (FolderLock lock = 0 == dist.rank() ? lockFolder(exp) : null)
+        {
+            final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
+            final Config runCfg = null == resume ? cfg
+                : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
+            // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from
+            // the config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
+            torch.manual_seed(seed);
+            return run(algorithm.parts(runCfg, seed, seed + 100_000L * dist.rank()), runCfg, progress, startup,
+                resume, warmupS, setupStart);
+        }
+    }
+
+    private static FolderLock lockFolder(final String exp) throws IOException
+    {
+        try
+        {
+            return FolderLock.acquire(Path.of(exp));
+        }
+        catch (final IllegalStateException ex)
+        {
+            throw new ConfigException("exp_name", ex.getMessage(), ex);
+        }
     }
 
     private <B> OffPolicyRun.Summary run(final OffPolicyParts<B> parts, final Config runCfg,

@@ -16,10 +16,15 @@ import java.util.stream.Stream;
 
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.config.Config;
+import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.hook.HookContext;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.HookRegistry;
+import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.torch.FlatParameters;
 
@@ -98,6 +103,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     private volatile long solvedAtEnvStep = -1;
     private volatile double solvedAtS = -1;
     private long start = System.nanoTime();
+    /** Whether the learner's before_run completed (then a failure is the run's, and its summary is written). */
+    private volatile boolean started;
 
     /**
      * Builds the learner over the parts' policy and, on a data-parallel rank, joins the group (every rank must run
@@ -159,6 +166,37 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             cfg.getDouble("env.stop_value"));
         learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
         learner.checkpoints().register(RANDOM_STATE, parts::randomState, this::restoreRandomState);
+        learner.registerHook(new StartedHook());
+    }
+
+    /**
+     * Runs after {@code before_run}'s other hooks (a resume's {@code load_ckpt} among them): the start succeeded, so
+     * rank 0 now writes the effective config beside the run's files. A start that fails before it (a refused
+     * checkpoint) writes nothing into the folder: no config, no summary.
+     */
+    private final class StartedHook extends LearnerHook
+    {
+        StartedHook()
+        {
+            super("pipeline_started", HookRegistry.SIMPLIFIED_PRIORITY + 1, HookPosition.BEFORE_RUN);
+        }
+
+        @Override
+        public void call(final HookContext context)
+        {
+            if (0 == dist.rank())
+            {
+                try
+                {
+                    ConfigFiles.writeYaml(cfg, Path.of(exp, "total_config.yaml"));
+                }
+                catch (final IOException ex)
+                {
+                    throw new UncheckedIOException("cannot write " + Path.of(exp, "total_config.yaml"), ex);
+                }
+            }
+            started = true;
+        }
     }
 
     /**
@@ -322,7 +360,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     }
 
     /**
-     * Rank 0 writes {@code summary.json} atomically; a write failure during a failed run is added to that failure.
+     * Rank 0 writes {@code summary.json} atomically; a write failure during a failed run is added to that failure. A
+     * run whose start failed (before_run, such as a refused checkpoint) writes none: the folder keeps what it had.
      *
      * @param summary what {@link #summary} gave
      * @param startup times measured before the pipeline existed, under {@code startup} (may be empty)
@@ -333,7 +372,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     public void writeSummary(final Summary summary, final Map<String, Object> startup,
         final Map<String, Object> elastic, final Throwable failure) throws IOException
     {
-        if (0 != dist.rank())
+        if (0 != dist.rank() || !started)
         {
             return;
         }

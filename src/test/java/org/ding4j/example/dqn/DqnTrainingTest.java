@@ -175,8 +175,8 @@ class DqnTrainingTest
 
     /**
      * A resume the checkpoint refuses (its random streams are for 8 collector envs, this run has 4) fails before
-     * training and writes nothing: the file it tried to load keeps its bytes, and no exception checkpoint of an
-     * untrained net or after-run save lands in the folder.
+     * training and writes nothing: the file it tried to load keeps its bytes, no exception checkpoint of an
+     * untrained net or after-run save lands in the folder, and the config and summary stay the earlier run's.
      */
     @Test
     void aRefusedResumeShouldLeaveTheFolderAsItWas() throws Exception
@@ -186,6 +186,8 @@ class DqnTrainingTest
             .with("pipeline.warmup_updates", 0L)).run(p -> { }, Map.of());
         final Path ckpt = exp.resolve("ckpt/iteration_30.pth.tar");
         final byte[] before = Files.readAllBytes(ckpt);
+        final byte[] config = Files.readAllBytes(exp.resolve("total_config.yaml"));
+        final byte[] summary = Files.readAllBytes(exp.resolve("summary.json"));
         final List<Path> files;
         try (var listing = Files.list(exp.resolve("ckpt")))
         {
@@ -197,9 +199,64 @@ class DqnTrainingTest
             () -> new OffPolicyPipeline(resume).run(p -> { }, Map.of()));
         org.junit.jupiter.api.Assertions.assertArrayEquals(before, Files.readAllBytes(ckpt),
             "the resume file is untouched");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")),
+            "the config of the run that wrote the folder is not replaced by the failed start's");
+        org.junit.jupiter.api.Assertions.assertArrayEquals(summary, Files.readAllBytes(exp.resolve("summary.json")),
+            "the summary of the run that wrote the folder is not replaced by the failed start's");
         try (var listing = Files.list(exp.resolve("ckpt")))
         {
             assertEquals(files, listing.sorted().toList(), "no checkpoint written by the failed start");
+        }
+    }
+
+    /**
+     * One job per folder: while a run holds its folder, a second job there is refused before it writes anything,
+     * naming the holder's pid and the key; once the first has ended, the folder is free again.
+     */
+    @Test
+    void aSecondJobInTheSameFolderShouldBeRefusedWhileTheFirstRuns() throws Exception
+    {
+        final Path exp = dir.resolve("shared");
+        final Config user = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 60L)
+            .with("pipeline.warmup_updates", 0L);
+        final java.util.concurrent.CountDownLatch running = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CountDownLatch refused = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.CompletableFuture<OffPolicyRun.Summary> first =
+            java.util.concurrent.CompletableFuture.supplyAsync(() -> {
+                try
+                {
+                    return new OffPolicyPipeline(user).run(p -> {
+                        running.countDown();
+                        awaitQuietly(refused);
+                    });
+                }
+                catch (final java.io.IOException ex)
+                {
+                    throw new java.io.UncheckedIOException(ex);
+                }
+            });
+        assertTrue(running.await(120, java.util.concurrent.TimeUnit.SECONDS), "the first run evaluates");
+        final byte[] config = Files.readAllBytes(exp.resolve("total_config.yaml"));
+        final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
+            org.ding4j.config.ConfigException.class,
+            () -> new OffPolicyPipeline(user.with("seed", 7L)).run(p -> { }));
+        refused.countDown();
+        assertTrue(ex.getMessage().startsWith("exp_name: ") && ex.getMessage().contains("is in use by another job "
+            + "(pid " + ProcessHandle.current().pid() + ")"), ex.getMessage());
+        org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")));
+        assertEquals(60, first.get(120, java.util.concurrent.TimeUnit.SECONDS).trainIter());
+        assertEquals(60, new OffPolicyPipeline(user).run(p -> { }).trainIter(), "free again after the first ended");
+    }
+
+    private static void awaitQuietly(final java.util.concurrent.CountDownLatch latch)
+    {
+        try
+        {
+            latch.await(120, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
         }
     }
 
