@@ -35,6 +35,8 @@ import picocli.CommandLine.Spec;
     description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3 or SAC).")
 final class EvalCommand implements Callable<Integer>
 {
+    private static final int MAX_EPISODES = 100_000;
+
     @Option(names = "--ckpt", required = true, paramLabel = "FILE", description = "a checkpoint with a 'model' dict")
     private Path ckpt;
 
@@ -59,9 +61,11 @@ final class EvalCommand implements Callable<Integer>
     @Override
     public Integer call() throws Exception
     {
-        if (episodes < 1)
+        if (episodes < 1 || episodes > MAX_EPISODES)
         {
-            throw new IllegalArgumentException("--episodes: expected a positive integer, got " + episodes);
+            // TD3 and SAC run the episodes side by side, one env each: 7e8 of them ran out of memory.
+            throw new IllegalArgumentException("--episodes: expected an integer in [1, " + MAX_EPISODES + "], got "
+                + episodes);
         }
         final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
         final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;

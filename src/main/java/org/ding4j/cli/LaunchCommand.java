@@ -54,6 +54,9 @@ final class LaunchCommand implements Callable<Integer>
     private static final long GRACE_SECONDS = 30;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** What one rank takes at least: a JVM with libtorch, OpenBLAS and a small net loaded (~250 MiB measured). */
+    private static final long RANK_BYTES = 256L << 20;
+
     @Option(names = "--nproc", required = true, description = "ranks on this node (>= 1)")
     private int nproc;
 
@@ -117,6 +120,15 @@ final class LaunchCommand implements Callable<Integer>
         {
             throw new IllegalArgumentException("--nproc, --nnodes, --node-rank: expected nproc >= 1, nnodes >= 1, "
                 + "0 <= node-rank < nnodes; got nproc=" + nproc + " nnodes=" + nnodes + " node-rank=" + nodeRank);
+        }
+        final long physical = ((com.sun.management.OperatingSystemMXBean)java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean()).getTotalMemorySize();
+        final long maxRanks = Math.max(1, physical / RANK_BYTES);
+        if (nproc > maxRanks)
+        {
+            // Each rank is a JVM with libtorch loaded: 1,000 of them exhausted the machine and the launcher itself.
+            throw new IllegalArgumentException("--nproc: expected at most " + maxRanks + " ranks on this node ("
+                + (RANK_BYTES >> 20) + " MiB each, " + (physical >> 20) + " MiB of memory), got " + nproc);
         }
         if (maxRestarts < 0)
         {

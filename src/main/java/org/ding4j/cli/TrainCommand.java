@@ -134,7 +134,7 @@ final class TrainCommand implements Callable<Integer>
         startup.put("native_load_s", Natives.loadSeconds());
         startup.put("native_wait_s", nativeWaitS);
         startup.put("class_data_archive", ClassDataArchive.status());
-        final OffPolicyRun.Summary summary = pipeline.run(p -> {
+        final OffPolicyRun.Summary summary = runChecked(p -> {
             if (!reports)
             {
                 return;
@@ -178,6 +178,28 @@ final class TrainCommand implements Callable<Integer>
             Path.of(cfg.getString("exp_name"), "summary.json"));
         out.flush();
         return 0;
+    }
+
+    /**
+     * Runs the pipeline; a failure during training is exit 1 (a runtime failure), even when it is an
+     * IllegalArgumentException (an env refusing a NaN action after the weights diverged): exit 2 stays for bad
+     * arguments and config keys, which are ConfigExceptions.
+     */
+    private OffPolicyRun.Summary runChecked(final java.util.function.Consumer<OffPolicyRun.Progress> progress,
+        final Map<String, Object> startup) throws IOException
+    {
+        try
+        {
+            return pipeline.run(progress, startup);
+        }
+        catch (final org.ding4j.config.ConfigException ex)
+        {
+            throw ex;
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            throw new IllegalStateException(ex.getMessage(), ex);
+        }
     }
 
     private static double uptimeS()

@@ -57,6 +57,10 @@ public final class OffPolicyPipeline
     private static final long MAX_ENVS = 4096;
     private static final long MAX_BATCH = 1 << 20;
     private static final long MAX_WIDTH = 1 << 16;
+    /** A round's collection runs to its end before a stop is seen: about a second of a fast env, not hours. */
+    private static final long MAX_N_SAMPLE = 1 << 20;
+    /** An evaluation runs its episodes to their ends before a stop is seen: at most this many env steps. */
+    private static final long MAX_EVAL_STEPS = 100_000_000;
 
     private final OffPolicyAlgorithm algorithm;
     private final Config cfg;
@@ -107,6 +111,14 @@ public final class OffPolicyPipeline
         this.explicitLoadPath = !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run")
             .isEmpty();
         algorithm.check(cfg);
+        final long evalSteps = cfg.getLong("env.n_evaluator_episode") * cfg.getLong("env.max_episode_steps");
+        if (evalSteps > MAX_EVAL_STEPS)
+        {
+            throw new ConfigException("env.n_evaluator_episode", "expected n_evaluator_episode x max_episode_steps <= "
+                + MAX_EVAL_STEPS + " (an evaluation runs every episode to its end), got "
+                + cfg.getLong("env.n_evaluator_episode") + " x " + cfg.getLong("env.max_episode_steps"));
+        }
+        checkNetMemory(algorithm.parameterCount(cfg));
         final long perTransition = algorithm.bytesPerTransition(cfg);
         final long max = Runtime.getRuntime().maxMemory() / 2 / perTransition;
         final long size = cfg.getLong("policy.other.replay_buffer.replay_buffer_size");
@@ -120,6 +132,24 @@ public final class OffPolicyPipeline
         {
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size (" + size
                 + "), got " + cfg.getInt("policy.learn.batch_size"));
+        }
+    }
+
+    /**
+     * The nets' native memory against the machine's: parameters, gradients, Adam's two moments, targets and the
+     * copies a run keeps come to about 8 floats per parameter, refused beyond half of the physical memory (a width of
+     * 65,536 asked for tens of GB and the process died later).
+     */
+    private static void checkNetMemory(final long parameters)
+    {
+        final long bytes = parameters * Float.BYTES * 8;
+        final long physical = ((com.sun.management.OperatingSystemMXBean)java.lang.management.ManagementFactory
+            .getOperatingSystemMXBean()).getTotalMemorySize();
+        if (bytes > physical / 2)
+        {
+            throw new ConfigException("policy.model", "expected nets that fit in memory: " + parameters
+                + " parameters need about " + (bytes >> 20) + " MiB (8 floats each: values, gradients, Adam's "
+                + "moments, targets, copies), more than half of this machine's " + (physical >> 20) + " MiB");
         }
     }
 
@@ -157,7 +187,7 @@ public final class OffPolicyPipeline
             .rule("policy.model.action_shape", ValueRule.integerIn(1, MAX_WIDTH))
             .rule("policy.learn.update_per_collect", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("policy.learn.batch_size", ValueRule.integerIn(1, MAX_BATCH))
-            .rule("policy.collect.n_sample", ValueRule.integerIn(1, Integer.MAX_VALUE))
+            .rule("policy.collect.n_sample", ValueRule.integerIn(1, MAX_N_SAMPLE))
             .rule("policy.eval.evaluator.eval_freq", ValueRule.POSITIVE_INTEGER)
             .rule("policy.other.replay_buffer.replay_buffer_size", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("pipeline.mode", v -> "serial".equals(v) || "parallel".equals(v) ? null

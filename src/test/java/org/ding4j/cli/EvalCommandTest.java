@@ -60,5 +60,12 @@ class EvalCommandTest
             result.get("config").asText());
         assertEquals(2, result.get("episodes").asInt());
         assertTrue(result.get("mean_return").asDouble() >= 1, result.toString());
+        assertEquals("dqn", result.get("algorithm").asText());
+        // TD3 and SAC run the episodes side by side, one env each: 7e8 of them ran out of memory (5.9 GB, then OOM).
+        final StringWriter err = new StringWriter();
+        cli.setErr(new PrintWriter(err, true));
+        assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "700000000"));
+        assertTrue(err.toString().contains("--episodes: expected an integer in [1, 100000], got 700000000"),
+            err::toString);
     }
 }

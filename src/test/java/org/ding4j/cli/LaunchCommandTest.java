@@ -121,5 +121,9 @@ class LaunchCommandTest
             err::toString);
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "1", "--max-restarts", "-1", "--", "train"));
         assertTrue(err.toString().contains("--max-restarts: expected an integer >= 0, got -1"), err::toString);
+        // 1,000 ranks once exhausted the machine and killed the launcher with an OutOfMemoryError trace.
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "100000", "--", "train"));
+        assertTrue(err.toString().contains("--nproc: expected at most ") && err.toString().contains("got 100000"),
+            err::toString);
     }
 }

@@ -83,8 +83,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             .rule("policy.learn.target_theta", ActorCriticAlgorithm::unitInterval);
         if ("td3".equals(name))
         {
-            schema.rule("policy.learn.learning_rate_actor", ValueRule.POSITIVE_NUMBER)
-                .rule("policy.learn.learning_rate_critic", ValueRule.POSITIVE_NUMBER)
+            schema.rule("policy.learn.learning_rate_actor", ValueRule.LEARNING_RATE)
+                .rule("policy.learn.learning_rate_critic", ValueRule.LEARNING_RATE)
                 .rule("policy.learn.actor_update_freq", ValueRule.integerIn(1, Integer.MAX_VALUE))
                 .rule("policy.learn.noise_sigma", ActorCriticAlgorithm::nonNegative)
                 .rule("policy.learn.noise_range.max", ActorCriticAlgorithm::nonNegative)
@@ -94,10 +94,12 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         }
         else
         {
-            schema.rule("policy.learn.learning_rate_q", ValueRule.POSITIVE_NUMBER)
-                .rule("policy.learn.learning_rate_policy", ValueRule.POSITIVE_NUMBER)
-                .rule("policy.learn.learning_rate_alpha", ValueRule.POSITIVE_NUMBER)
-                .rule("policy.learn.alpha", ValueRule.POSITIVE_NUMBER);
+            schema.rule("policy.learn.learning_rate_q", ValueRule.LEARNING_RATE)
+                .rule("policy.learn.learning_rate_policy", ValueRule.LEARNING_RATE)
+                .rule("policy.learn.learning_rate_alpha", ValueRule.LEARNING_RATE)
+                // The entropy term's weight against rewards of order 1-10: 1e300 makes every target non-finite.
+                .rule("policy.learn.alpha", v -> v instanceof Number n && n.doubleValue() > 0
+                    && n.doubleValue() <= 100 ? null : "expected a temperature in (0, 100]");
         }
     }
 
@@ -136,6 +138,23 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                     + cfg.get("policy.learn.noise_range.min"));
             }
         }
+    }
+
+    /** The actor and the twin critic, each Linear's weights and bias. */
+    @Override
+    public long parameterCount(final Config cfg)
+    {
+        final long obs = cfg.getLong("policy.model.obs_shape");
+        final long act = cfg.getLong("policy.model.action_shape");
+        return mlpParameters(obs, cfg.getLong("policy.model.actor_head_hidden_size"),
+            cfg.getLong("policy.model.actor_head_layer_num"), ("sac".equals(name) ? 2 : 1) * act)
+            + 2 * mlpParameters(obs + act, cfg.getLong("policy.model.critic_head_hidden_size"),
+            cfg.getLong("policy.model.critic_head_layer_num"), 1);
+    }
+
+    private static long mlpParameters(final long in, final long width, final long extraLayers, final long out)
+    {
+        return (in + 1) * width + extraLayers * (width + 1) * width + (width + 1) * out;
     }
 
     @Override

@@ -66,7 +66,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
             .rule("policy.nstep", ValueRule.integerIn(1, MAX_NSTEP))
             .rule("policy.discount_factor", v -> v instanceof Number n && n.doubleValue() >= 0
                 && n.doubleValue() <= 1 ? null : "expected a number in [0, 1]")
-            .rule("policy.learn.learning_rate", ValueRule.POSITIVE_NUMBER)
+            .rule("policy.learn.learning_rate", ValueRule.LEARNING_RATE)
             .rule("policy.learn.target_update_freq", ValueRule.integerIn(1, Integer.MAX_VALUE))
             .rule("policy.learn.target_theta", v -> v instanceof Number n && n.doubleValue() >= 0
                 && n.doubleValue() <= 1 ? null : "expected a number in [0, 1]")
@@ -114,6 +114,23 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         }
         EnvTypes.checkWidth(cfg, "policy.model.obs_shape", spaces.observation().flatSize(), "observation width");
         EnvTypes.checkWidth(cfg, "policy.model.action_shape", discrete.n(), "actions");
+    }
+
+    /** The Q-network: the encoder, the advantage head (and the value head when dueling), each Linear's weights and bias. */
+    @Override
+    public long parameterCount(final Config cfg)
+    {
+        long count = 0;
+        long in = cfg.getLong("policy.model.obs_shape");
+        for (final Object width : cfg.getList("policy.model.encoder_hidden_size_list"))
+        {
+            final long out = ((Number)width).longValue();
+            count += (in + 1) * out;
+            in = out;
+        }
+        final long head = (in + 1) * in;
+        count += head + (in + 1) * cfg.getLong("policy.model.action_shape");
+        return cfg.getBoolean("policy.model.dueling") ? count + head + in + 1 : count;
     }
 
     @Override

@@ -36,6 +36,12 @@ public interface OffPolicyAlgorithm
 
     /**
      * @param cfg the effective config
+     * @return the parameters of every net the policy trains (its targets and copies are counted by the caller)
+     */
+    long parameterCount(Config cfg);
+
+    /**
+     * @param cfg the effective config
      * @return the bytes one replay transition takes (a replay that would fill more than half the heap is refused)
      */
     long bytesPerTransition(Config cfg);

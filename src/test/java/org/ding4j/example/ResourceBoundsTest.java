@@ -1,0 +1,65 @@
+package org.ding4j.example;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.config.ConfigFiles;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * Bounds from the machine and from what can end, for every algorithm, each refused by key before anything starts:
+ * collections and evaluations that would not end within a stop's reach, nets that would not fit in memory, and
+ * learning rates or temperatures that turn the weights non-finite within a few updates (each of these was accepted,
+ * then hung past SIGTERM, ran out of memory, or died with a NaN trace naming no key).
+ */
+class ResourceBoundsTest
+{
+    @ParameterizedTest(name = "{0}: {1}")
+    @CsvSource(delimiter = '|', value = {
+        "dqn | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
+        "td3 | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
+        "sac | env.max_episode_steps=2147483647 | env.n_evaluator_episode: expected n_evaluator_episode x "
+            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 5 x 2147483647",
+        "dqn | env.n_evaluator_episode=1000000 | env.n_evaluator_episode: expected n_evaluator_episode x "
+            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 1000000 x 200",
+        "td3 | policy.model.actor_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
+        "sac | policy.model.critic_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
+        "dqn | policy.model.encoder_hidden_size_list=[4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
+            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
+            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
+            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096] | policy.model: expected nets that fit in memory: ",
+        "dqn | policy.learn.learning_rate=1e308 | policy.learn.learning_rate: expected a learning rate in (0, 1], "
+            + "got 1.0E308",
+        "td3 | policy.learn.learning_rate_actor=2147483648 | policy.learn.learning_rate_actor: expected a learning "
+            + "rate in (0, 1], got 2.147483648E9",
+        "sac | policy.learn.learning_rate_alpha=1e308 | policy.learn.learning_rate_alpha: expected a learning rate "
+            + "in (0, 1], got 1.0E308",
+        "sac | policy.learn.alpha=1e300 | policy.learn.alpha: expected a temperature in (0, 100], got 1.0E300",
+        "td3 | policy.other.replay_buffer.replay_buffer_size=2147483647 | policy.other.replay_buffer."
+            + "replay_buffer_size: expected an integer in [1, ",
+        "sac | policy.type=TD3 | policy.type: expected dqn, td3 or sac, got TD3",
+    })
+    void refusesWhatCannotEndOrFitByKey(final String algorithm, final String override, final String message)
+    {
+        final List<String> overrides = new ArrayList<>(List.of("policy.type=" + algorithm));
+        overrides.add(override);
+        final ConfigException ex = assertThrows(ConfigException.class,
+            () -> new OffPolicyPipeline(ConfigFiles.override(Config.empty(), overrides)));
+        assertTrue(ex.getMessage().startsWith(message), override + " -> " + ex.getMessage());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"dqn", "td3", "sac"})
+    void theShippedDefaultsAreWithinEveryBound(final String algorithm)
+    {
+        assertEquals(algorithm, new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)).algorithm()
+            .name());
+    }
+}
