@@ -330,12 +330,14 @@ public final class FlatParameters implements AutoCloseable
     /**
      * Copies a state dict's tensors into the parameters by name, like PyTorch's {@code load_state_dict}. With
      * {@code strict}, any missing, unexpected or mismatched key fails the whole load before anything is copied;
-     * otherwise the matching keys are loaded and the rest reported.
+     * otherwise the matching keys are loaded and the rest reported. A tensor with a NaN or an infinity is refused,
+     * naming it, before anything is copied.
      *
      * @param source name to tensor (values are converted to the parameter's dtype and device)
      * @param strict whether every key must match
      * @return what did not match (empty when strict and it returns)
-     * @throws IllegalArgumentException when strict and the keys or shapes differ, listing every difference
+     * @throws IllegalArgumentException when strict and the keys or shapes differ, listing every difference; or when
+     *     a tensor to load has a non-finite value
      */
     public StateDictReport loadStateDict(final Map<?, ?> source, final boolean strict)
     {
@@ -376,6 +378,16 @@ public final class FlatParameters implements AutoCloseable
         }
         try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
         {
+            // Checked before anything is copied: a net that trained into NaN or infinity would be resumed (and
+            // saved again as the best) without a word, and every later update would be NaN too.
+            for (final int i : loadable)
+            {
+                if (!torch.isfinite((Tensor)source.get(names[i])).all().item_bool())
+                {
+                    throw new IllegalArgumentException("state dict: " + names[i] + " has non-finite values (NaN or "
+                        + "infinity); a diverged net is not loaded");
+                }
+            }
             for (final int i : loadable)
             {
                 view(i).copy_((Tensor)source.get(names[i]));

@@ -360,20 +360,19 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
                     + "true to accept that");
             }
         }
+        // Checked before anything changes: -1 would shift TD3's actor turns, and a failed load leaves the policy as it was.
+        if (!(state.get("updates") instanceof Long done) || done < 0 || !(state.get("noise_random") instanceof Long))
+        {
+            throw new IllegalArgumentException(getClass().getSimpleName() + " state dict: expected 'updates' an "
+                + "integer >= 0 and 'noise_random' an integer, got " + state.get("updates") + " and "
+                + state.get("noise_random"));
+        }
         final Map<?, ?> model = section(state, "model");
         final Map<?, ?> targetModel = section(state, "target_model");
         actor.importFrom("actor.", model, targetModel);
         critic.importFrom("critic.", model, targetModel);
-        if (state.get("updates") instanceof Long done && state.get("noise_random") instanceof Long random)
-        {
-            updates = done;
-            noise.state(random);
-        }
-        else
-        {
-            throw new IllegalArgumentException(getClass().getSimpleName() + " state dict: expected integers "
-                + "'updates' and 'noise_random', got " + state.get("updates") + " and " + state.get("noise_random"));
-        }
+        updates = done;
+        noise.state((Long)state.get("noise_random"));
         importOptimizers(state);
     }
 

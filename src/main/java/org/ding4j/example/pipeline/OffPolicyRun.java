@@ -164,7 +164,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         this.distTraining = joined;
         this.schedule = new EvalSchedule(cfg.getLong("policy.eval.evaluator.eval_freq"),
             cfg.getDouble("env.stop_value"));
-        learner.checkpoints().register(PIPELINE_STATE, schedule::state, schedule::restore);
+        learner.checkpoints().register(PIPELINE_STATE, schedule::state, this::restoreSchedule);
         learner.checkpoints().register(RANDOM_STATE, parts::randomState, this::restoreRandomState);
         learner.registerHook(new StartedHook());
     }
@@ -197,6 +197,20 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             }
             started = true;
         }
+    }
+
+    /**
+     * The schedule's state, checked against the restored update count too: an evaluation recorded after it (1e12)
+     * would keep every evaluation of the run from coming due.
+     */
+    private void restoreSchedule(final Map<?, ?> state)
+    {
+        if (state.get("last_eval_iter") instanceof Long at && at > learner.trainIter())
+        {
+            throw new IllegalArgumentException("pipeline state: last_eval_iter must be <= last_iter ("
+                + learner.trainIter() + "), got " + at);
+        }
+        schedule.restore(state);
     }
 
     /**

@@ -178,6 +178,50 @@ class ActorCriticTrainingTest
         }
     }
 
+    /**
+     * A resume validates the checkpoint's state like the config: an evaluation after its own update count (which
+     * kept every evaluation from coming due), a negative update counter, a diverged (infinite) weight are refused,
+     * naming the entry, and the folder keeps what it had.
+     */
+    @SuppressWarnings("unchecked")
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+        "last_eval_iter | pipeline state: last_eval_iter must be <= last_iter (40), got 1000000000000",
+        "updates | Td3Policy state dict: expected 'updates' an integer >= 0",
+        "weight | state dict: 0.weight has non-finite values (NaN or infinity)",
+    })
+    void aCorruptCheckpointIsRefusedOnResume(final String corrupt, final String message) throws Exception
+    {
+        final Path exp = dir.resolve("corrupt-" + corrupt);
+        final Config user = Config.empty().with("policy.type", "td3").with("exp_name", exp.toString())
+            .with("policy.random_collect_size", 200L).with("learner.hook.save_ckpt_after_iter", 40L)
+            .with("pipeline.max_train_iter", 40L);
+        new OffPolicyPipeline(user).run(p -> { });
+        final Map<String, Object> state = new TorchCheckpointIO().read(exp.resolve("ckpt/iteration_40.pth.tar"));
+        switch (corrupt)
+        {
+            case "last_eval_iter" -> ((Map<String, Object>)state.get("pipeline")).put("last_eval_iter",
+                1_000_000_000_000L);
+            case "updates" -> state.put("updates", -1L);
+            default -> ((org.bytedeco.pytorch.Tensor)((Map<?, ?>)state.get("model")).get("actor.0.weight"))
+                .fill_(new org.bytedeco.pytorch.Scalar(Double.POSITIVE_INFINITY));
+        }
+        final Path bad = dir.resolve(corrupt + ".pth.tar");
+        new TorchCheckpointIO().write(bad, state);
+        final byte[] summary = Files.readAllBytes(exp.resolve("summary.json"));
+        final Exception ex = assertThrows(Exception.class, () -> new OffPolicyPipeline(user
+            .with("learner.hook.load_ckpt_before_run", bad.toString()).with("pipeline.max_train_iter", 80L))
+            .run(p -> { }));
+        String text = ex.toString();
+        for (Throwable cause = ex.getCause(); null != cause; cause = cause.getCause())
+        {
+            text += " / " + cause;
+        }
+        assertTrue(text.contains(message), text);
+        org.junit.jupiter.api.Assertions.assertArrayEquals(summary, Files.readAllBytes(exp.resolve("summary.json")));
+        assertFalse(Files.exists(exp.resolve("ckpt/iteration_80.pth.tar")), "nothing trained on it");
+    }
+
     @Test
     void aFailedRunShouldStillWriteItsSummaryWithTheError() throws Exception
     {
