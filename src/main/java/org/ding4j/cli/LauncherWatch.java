@@ -25,7 +25,7 @@ final class LauncherWatch
     {
     }
 
-    /** @param environment the process environment; without {@value #VARIABLE} (not launched by us) nothing is watched */
+    /** @param environment the process environment; without {@value #VARIABLE} (not launched by ding4j) none is watched */
     static void start(final Map<String, String> environment)
     {
         final String pid = environment.get(VARIABLE);

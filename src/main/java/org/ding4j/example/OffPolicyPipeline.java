@@ -42,9 +42,10 @@ import org.ding4j.learner.RunOutcome;
  * <p>
  * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
  * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}, or in parallel mode
- * ({@code pipeline.mode: parallel}) as {@code learner.start()} fed by a {@link ParallelDriver}. On the ranks of a data-parallel job ({@code ding4j launch}) every
- * algorithm averages its gradients through c10d, each rank collecting with its own seeds; the nets stay
- * bit-identical, every rank's evaluation gives the same return, and rank 0 alone writes. A launcher's restarted
+ * ({@code pipeline.mode: parallel}) as {@code learner.start()} fed by a {@link ParallelDriver}. On the ranks of a
+ * data-parallel job ({@code ding4j launch}) every algorithm averages its gradients through c10d, each rank collecting
+ * with its own seeds; the nets stay bit-identical, every rank's evaluation gives the same return, and rank 0 alone
+ * writes (holding the folder's lock: one job per folder). A launcher's restarted
  * attempt resumes from the newest verified checkpoint ({@link Restarts}). Checkpoints carry the evaluation schedule,
  * the best return and every random stream, so a resume continues them.
  */

@@ -360,7 +360,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
                     + "true to accept that");
             }
         }
-        // Checked before anything changes: -1 would shift TD3's actor turns, and a failed load leaves the policy as it was.
+        // Checked before anything changes: -1 would shift TD3's actor turns; a failed load leaves the policy as it was.
         if (!(state.get("updates") instanceof Long done) || done < 0 || !(state.get("noise_random") instanceof Long))
         {
             throw new IllegalArgumentException(getClass().getSimpleName() + " state dict: expected 'updates' an "

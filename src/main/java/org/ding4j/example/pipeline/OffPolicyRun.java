@@ -224,7 +224,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             parts.restoreRandomState(state);
             return;
         }
-        parts.ownRandomStreams(state, new ResumableRandom(rankSeed ^ (learner.collectorEnvstep() * 0x9e3779b97f4a7c15L)));
+        parts.ownRandomStreams(state,
+            new ResumableRandom(rankSeed ^ (learner.collectorEnvstep() * 0x9e3779b97f4a7c15L)));
     }
 
     @Override

@@ -147,7 +147,8 @@ class ActorCriticTrainingTest
             .with("policy.random_collect_size", 200L).with("learner.hook.save_ckpt_after_iter", 40L);
         new OffPolicyPipeline(user.with("pipeline.max_train_iter", 90L)).run(p -> { });
         final OffPolicyRun.Summary resumed = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 130L),
-            org.ding4j.dist.DistInfo.single(), org.ding4j.dist.ElasticAttempt.fromEnvironment(Map.of("TORCHELASTIC_RESTART_COUNT", "1",
+            org.ding4j.dist.DistInfo.single(), org.ding4j.dist.ElasticAttempt.fromEnvironment(Map.of(
+            "TORCHELASTIC_RESTART_COUNT", "1",
             "TORCHELASTIC_MAX_RESTARTS", "1"))).run(p -> { });
         final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
         final Map<?, ?> elastic = (Map<?, ?>)json.get("elastic");
