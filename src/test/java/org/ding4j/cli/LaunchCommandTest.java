@@ -62,7 +62,8 @@ class LaunchCommandTest
         assertEquals(2, summary.get("world_size").asInt(), summary::toString);
         assertEquals(150, summary.get("train_iter").asInt(), summary::toString);
         assertEquals(2 * summary.get("env_steps").asLong(), summary.get("env_steps_all_ranks").asLong());
-        assertTrue(out.toString().contains("[rank 1] ding4j train: " + exp + ", sac on pendulum, mode serial, seed 0, threads"),
+        assertTrue(out.toString().contains("[rank 1] ding4j train: " + exp
+            + ", sac on pendulum, mode serial, seed 0, threads"),
             out::toString);
     }
 

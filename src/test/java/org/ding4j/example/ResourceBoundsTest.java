@@ -31,10 +31,11 @@ class ResourceBoundsTest
             + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 1000000 x 200",
         "td3 | policy.model.actor_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
         "sac | policy.model.critic_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
-        "dqn | policy.model.encoder_hidden_size_list=[4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
-            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
+        "dqn | policy.model.encoder_hidden_size_list=[4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
             + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
-            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096] | policy.model: expected nets that fit in memory: ",
+            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
+            + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096] | policy.model: expected nets that "
+            + "fit in memory: ",
         "dqn | policy.learn.learning_rate=1e308 | policy.learn.learning_rate: expected a learning rate in (0, 1], "
             + "got 1.0E308",
         "td3 | policy.learn.learning_rate_actor=2147483648 | policy.learn.learning_rate_actor: expected a learning "

@@ -116,7 +116,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         EnvTypes.checkWidth(cfg, "policy.model.action_shape", discrete.n(), "actions");
     }
 
-    /** The Q-network: the encoder, the advantage head (and the value head when dueling), each Linear's weights and bias. */
+    /** The Q-network: encoder, advantage head (value head when dueling), each Linear's weights and bias. */
     @Override
     public long parameterCount(final Config cfg)
     {
