@@ -54,6 +54,10 @@ final class LaunchCommand implements Callable<Integer>
     private static final long GRACE_SECONDS = 30;
     private static final ObjectMapper JSON = new ObjectMapper();
 
+    /** The {@code filename=} of a {@code -XX:StartFlightRecording} option (up to the next comma). */
+    private static final java.util.regex.Pattern JFR_FILENAME = java.util.regex.Pattern.compile(
+        "((?:^|[:=,])filename=)([^,]+)");
+
     /** What one rank takes at least: a JVM with libtorch, OpenBLAS and a small net loaded (~250 MiB measured). */
     private static final long RANK_BYTES = 256L << 20;
 
@@ -332,12 +336,12 @@ final class LaunchCommand implements Callable<Integer>
         final List<String> args = new ArrayList<>();
         args.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         // The ranks run as this JVM does (module exports, heap, system properties, a class-data archive it maps),
-        // minus debugger agents.
+        // minus debugger agents, each with a JMX port and a flight recording of its own.
         for (final String jvmArg : ManagementFactory.getRuntimeMXBean().getInputArguments())
         {
             if (!jvmArg.startsWith("-agentlib:jdwp") && !jvmArg.startsWith("-javaagent"))
             {
-                args.add(jvmArg);
+                args.add(rankJvmArg(jvmArg, local));
             }
         }
         args.add("-cp");
@@ -360,6 +364,42 @@ final class LaunchCommand implements Callable<Integer>
         // The ranks watch this process: if it is killed outright, they stop themselves.
         env.put(LauncherWatch.VARIABLE, Long.toString(ProcessHandle.current().pid()));
         return builder.start();
+    }
+
+    /**
+     * A JVM option of the launcher as rank {@code local} takes it: a JMX port (and RMI port) {@code P} becomes
+     * {@code P + 1 + local}, since every rank inheriting the launcher's port died with "Port already in use"; a
+     * flight recording's {@code filename=F.jfr} becomes {@code F-rank<local>.jfr}, since the launcher and every rank
+     * wrote one file. Anything else is passed as it is.
+     *
+     * @param arg   the launcher's option
+     * @param local the rank's local index
+     * @return the rank's option
+     */
+    static String rankJvmArg(final String arg, final int local)
+    {
+        for (final String port : new String[] {"-Dcom.sun.management.jmxremote.port=",
+            "-Dcom.sun.management.jmxremote.rmi.port="})
+        {
+            if (arg.startsWith(port))
+            {
+                try
+                {
+                    return port + (Integer.parseInt(arg.substring(port.length()).trim()) + 1 + local);
+                }
+                catch (final NumberFormatException ex)
+                {
+                    return arg;
+                }
+            }
+        }
+        if (arg.startsWith("-XX:StartFlightRecording"))
+        {
+            return JFR_FILENAME.matcher(arg).replaceAll(m -> java.util.regex.Matcher.quoteReplacement(m.group(1)
+                + (m.group(2).endsWith(".jfr") ? m.group(2).substring(0, m.group(2).length() - 4) + "-rank" + local
+                + ".jfr" : m.group(2) + "-rank" + local)));
+        }
+        return arg;
     }
 
     /** A port nobody listens on now; rank 0 binds it a moment later (a race another job could win is caught there). */

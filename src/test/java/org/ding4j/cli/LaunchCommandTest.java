@@ -109,6 +109,35 @@ class LaunchCommandTest
         assertTrue(!out.toString().contains("restart=1"), out::toString);
     }
 
+    /**
+     * JMX and JFR under launch: each rank gets a JMX port of its own (every rank inheriting the launcher's died with
+     * "Port already in use") and a recording file of its own (the launcher and both ranks wrote one file).
+     */
+    @Test
+    void eachRankShouldGetItsOwnJmxPortAndRecordingFile(@TempDir final Path dir) throws Exception
+    {
+        assertEquals("-Dcom.sun.management.jmxremote.port=9012",
+            LaunchCommand.rankJvmArg("-Dcom.sun.management.jmxremote.port=9010", 1));
+        assertEquals("-XX:StartFlightRecording=filename=/r/a-rank0.jfr,dumponexit=true",
+            LaunchCommand.rankJvmArg("-XX:StartFlightRecording=filename=/r/a.jfr,dumponexit=true", 0));
+        assertEquals("-Xmx1g", LaunchCommand.rankJvmArg("-Xmx1g", 0));
+        final int port = org.ding4j.testing.ChildJvm.freePort();
+        final java.util.List<String> command = org.ding4j.testing.ChildJvm.javaCommand(dir, Main.class.getName());
+        command.addAll(1, java.util.List.of("-Dcom.sun.management.jmxremote.port=" + port,
+            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
+            "-XX:StartFlightRecording=filename=" + dir.resolve("rec.jfr") + ",dumponexit=true"));
+        command.addAll(java.util.List.of("launch", "--nproc", "2", "--main", LaunchProbe.class.getName(), "--", "x"));
+        final Process launcher = new ProcessBuilder(command).redirectErrorStream(true).start();
+        final String output = new String(launcher.getInputStream().readAllBytes(),
+            java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(launcher.waitFor(120, java.util.concurrent.TimeUnit.SECONDS));
+        assertEquals(0, launcher.exitValue(), output);
+        for (final String file : new String[] {"rec.jfr", "rec-rank0.jfr", "rec-rank1.jfr"})
+        {
+            assertTrue(java.nio.file.Files.size(dir.resolve(file)) > 0, file + " recorded: " + output);
+        }
+    }
+
     @Test
     void badArgumentsShouldNameTheOption()
     {
