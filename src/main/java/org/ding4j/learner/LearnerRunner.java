@@ -84,7 +84,7 @@ final class LearnerRunner
             endRequested = false;
             signalled = false;
         }
-        // One installation of the handlers for all runs in flight; a stop the process already received counts.
+        // Woken by a signal when the application installed the handlers; a stop the process already received counts.
         final Runnable unregister = StopSignals.register(this::onSignal);
         if (StopSignals.requested())
         {

@@ -2,23 +2,24 @@ package org.ding4j.learner;
 
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import sun.misc.Signal;
+import sun.misc.SignalHandler;
+
 /**
- * SIGINT/SIGTERM while a process trains. The handlers are installed once for everything that trains at the moment:
- * each {@code run()} registers while it runs, so runs on several threads (one learner per thread) share one
- * installation, and the handlers that were there before (the JVM's default exit) are put back when the last run
- * ends. A signal only sets flags and wakes the runs up, on the JVM's signal thread; nothing is saved inside a
- * handler.
- * <p>
- * A process that trains and nothing else (the {@code ding4j} command line) calls {@link #installForProcess()} first
- * thing: the handlers then stay for the process's life and a signal is remembered ({@link #requested()}), so a
- * stop asked for during start-up or while the summary is written is never the JVM's default exit, a run that starts
- * afterwards ends at once as interrupted, and a second signal changes nothing. Thread-safe.
+ * SIGINT/SIGTERM as a stop for every learner run, only when the application asks for it: a library inside someone
+ * else's process takes no signal, so {@code run()} alone installs nothing and a signal stays the host's (its
+ * shutdown hooks, its own handlers). An application that wants a signal to stop training cleanly (the {@code ding4j}
+ * command line does) calls {@link #installForProcess()} once, first thing, as Agrona's
+ * {@code ShutdownSignalBarrier} is made by the application: the handlers then stay for the process's life, a signal
+ * is remembered ({@link #requested()}) and wakes every run in flight (each {@code run()} registers while it runs),
+ * so a stop asked for during start-up or while the summary is written is never the JVM's default exit, a run that
+ * starts afterwards ends at once as interrupted, and a second signal changes nothing. A signal only sets flags and
+ * wakes the runs up, on the JVM's signal thread; nothing is saved inside a handler. An embedder without it stops a
+ * learner with {@code learner.stop()}. Thread-safe.
  */
 public final class StopSignals
 {
     private static final CopyOnWriteArrayList<Runnable> WAKE_UPS = new CopyOnWriteArrayList<>();
-    private static SignalStop installation;
-    private static int users;
     private static volatile boolean processWide;
     private static volatile boolean requested;
 
@@ -32,7 +33,18 @@ public final class StopSignals
         if (!processWide)
         {
             processWide = true;
-            acquire();
+            final SignalHandler handler = signal -> onSignal();
+            for (final String name : new String[] {"INT", "TERM"})
+            {
+                try
+                {
+                    Signal.handle(new Signal(name), handler);
+                }
+                catch (final IllegalArgumentException ex)
+                {
+                    // The JVM reserves this signal here (started with -Xrs, say); its default behaviour stays.
+                }
+            }
         }
     }
 
@@ -43,41 +55,15 @@ public final class StopSignals
     }
 
     /**
-     * Registers a running loop: the handlers are installed while any loop is registered.
+     * Registers a running loop, to be woken by a signal once {@link #installForProcess()} installed the handlers.
      *
      * @param wakeUp called on the signal thread when a signal arrives (sets the loop's flag, unblocks it)
-     * @return what unregisters it again (the handlers go back to the previous ones after the last)
+     * @return what unregisters it again
      */
-    static synchronized Runnable register(final Runnable wakeUp)
+    static Runnable register(final Runnable wakeUp)
     {
         WAKE_UPS.add(wakeUp);
-        acquire();
-        return () -> unregister(wakeUp);
-    }
-
-    private static synchronized void unregister(final Runnable wakeUp)
-    {
-        if (WAKE_UPS.remove(wakeUp))
-        {
-            release();
-        }
-    }
-
-    private static void acquire()
-    {
-        if (0 == users++)
-        {
-            installation = SignalStop.install(StopSignals::onSignal);
-        }
-    }
-
-    private static void release()
-    {
-        if (0 == --users)
-        {
-            installation.restore();
-            installation = null;
-        }
+        return () -> WAKE_UPS.remove(wakeUp);
     }
 
     private static void onSignal()

@@ -44,6 +44,8 @@ public final class DdpChild
     public static void main(final String[] args) throws IOException
     {
         Threads.configure();
+        // The application opts in to SIGTERM as a stop, as the command line does.
+        org.ding4j.learner.StopSignals.installForProcess();
         final int rank = Integer.parseInt(args[0]);
         final int world = Integer.parseInt(args[1]);
         final int port = Integer.parseInt(args[2]);

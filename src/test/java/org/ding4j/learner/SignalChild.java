@@ -16,6 +16,8 @@ final class SignalChild
 
     public static void main(final String[] args)
     {
+        // The application opts in, as the command line does: run() alone installs no handler.
+        StopSignals.installForProcess();
         try (BaseLearner learner = new BaseLearner(Config.of(java.util.Map.of("log_policy", false)),
             new CountingPolicy(), null, DistInfo.single(), args[0], "learner"))
         {

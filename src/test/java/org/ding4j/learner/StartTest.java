@@ -138,6 +138,57 @@ class StartTest
         }
     }
 
+    /**
+     * A library inside someone else's process takes no signal: while run() trains, SIGTERM's handler is still the
+     * one the process had (it was a ding4j handler for as long as run() ran).
+     */
+    @Test
+    void runAloneShouldInstallNoSignalHandler() throws IOException
+    {
+        final sun.misc.Signal term = new sun.misc.Signal("TERM");
+        final sun.misc.SignalHandler before = sun.misc.Signal.handle(term, sun.misc.SignalHandler.SIG_DFL);
+        sun.misc.Signal.handle(term, before);
+        final java.util.concurrent.atomic.AtomicReference<sun.misc.SignalHandler> during =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        try (BaseLearner learner = learner(new CountingPolicy(), "train_iterations=3"))
+        {
+            learner.registerHook(new org.ding4j.hook.LearnerHook("probe", 200,
+                org.ding4j.hook.HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final org.ding4j.hook.HookContext context)
+                {
+                    // Reads the current handler by swapping it out and back at once.
+                    final sun.misc.SignalHandler current = sun.misc.Signal.handle(term,
+                        sun.misc.SignalHandler.SIG_DFL);
+                    sun.misc.Signal.handle(term, current);
+                    during.set(current);
+                }
+            });
+            learner.dataSource(size -> {
+                final List<Map<String, Object>> chunk = new ArrayList<>();
+                for (int i = 0; i < size; i++)
+                {
+                    chunk.add(Map.of("obs", i));
+                }
+                return chunk;
+            });
+            learner.setupDataloader();
+            learner.start();
+        }
+        assertTrue(null != during.get(), "the probe ran during the run");
+        // sun.misc.Signal wraps the handler it returns anew each time; the wrapped one is named after the '<'.
+        assertEquals(wrapped(before), wrapped(during.get()), "the process's own SIGTERM handler stays while run() "
+            + "trains");
+        assertFalse(wrapped(during.get()).contains("org.ding4j"), during.get().toString());
+    }
+
+    private static String wrapped(final sun.misc.SignalHandler handler)
+    {
+        final String text = handler.toString();
+        return text.substring(Math.max(0, text.indexOf('<')));
+    }
+
     @Test
     void shouldStopPromptlyWhenClosedWhileWaitingForData() throws Exception
     {
