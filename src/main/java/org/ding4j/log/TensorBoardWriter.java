@@ -10,8 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
@@ -42,8 +40,9 @@ import org.slf4j.LoggerFactory;
  * background thread encodes and writes the events, and hands them to the file system at most
  * {@value #FLUSH_INTERVAL_MS} ms after they were written, so TensorBoard shows a run while it goes and a killed
  * run keeps all but its last interval. {@link #flush()} waits until what was accepted before it is written;
- * {@link #close()} drains everything accepted, then closes the file; a writer still open when the JVM shuts down
- * (a forgotten {@code close()}, SIGTERM) is closed by a shutdown hook, so nothing accepted is lost then either.
+ * {@link #close()} drains everything accepted, then closes the file (the learner closes its writer). It takes no
+ * shutdown hook in the host's JVM: a writer never closed keeps no JVM from exiting (its thread is a daemon), and
+ * loses what it had not handed to the file system by then, at most the last {@value #FLUSH_INTERVAL_MS} ms.
  */
 public final class TensorBoardWriter implements SummaryWriter
 {
@@ -58,14 +57,6 @@ public final class TensorBoardWriter implements SummaryWriter
     private static final int FLUSH = 3;
     private static final long CLOSE_TIMEOUT_MS = 10_000;
     private static final long FLUSH_INTERVAL_NS = FLUSH_INTERVAL_MS * 1_000_000L;
-    /** Writers not closed yet, closed by one shutdown hook if the JVM exits first. */
-    private static final Set<TensorBoardWriter> OPEN = ConcurrentHashMap.newKeySet();
-
-    static
-    {
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> OPEN.forEach(TensorBoardWriter::close),
-            "ding4j-tensorboard-shutdown"));
-    }
     // Message layout: step (8) | wall time (8) | value or count (8) | tag length (4) | tag ASCII | doubles...
     private static final int STEP_OFFSET = 0;
     private static final int WALL_OFFSET = 8;
@@ -113,7 +104,6 @@ public final class TensorBoardWriter implements SummaryWriter
         this.writerThread = new Thread(() -> run(encoder), "ding4j-tensorboard");
         writerThread.setDaemon(true);
         writerThread.start();
-        OPEN.add(this);
     }
 
     /**
@@ -245,7 +235,6 @@ public final class TensorBoardWriter implements SummaryWriter
             return;
         }
         closing = true;
-        OPEN.remove(this);
         try
         {
             writerThread.join(CLOSE_TIMEOUT_MS);
