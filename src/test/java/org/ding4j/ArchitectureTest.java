@@ -16,9 +16,10 @@ import org.junit.jupiter.api.Test;
  * hook, dist, learner, internal) imports neither the RL example ({@code org.ding4j.example..}) nor the command line
  * ({@code org.ding4j.cli..}); the example does not import the command line; only the command line uses picocli; the
  * JMX and Micrometer integrations stay out of the core, only the latter sees Micrometer, the JFR events see nothing
- * of ding4j's; and no package depends on another in a cycle. The same rules are run on a fixture with a core ->
- * example import and a package cycle, where they must fail, so a rule that stopped seeing violations would fail this
- * test too.
+ * of ding4j's; no package depends on another in a cycle; and library code outside the CLI takes nothing of the host
+ * process's (properties, shutdown hooks, exit, signals). The same rules are run on a fixture with a core -> example
+ * import, a package cycle and a greedy guest, where they must fail, so a rule that stopped seeing violations would
+ * fail this test too.
  */
 class ArchitectureTest
 {
@@ -35,6 +36,24 @@ class ArchitectureTest
             .and().resideOutsideOfPackages(root + ".example..", root + ".cli..")
             .should().dependOnClassesThat().resideInAnyPackage(root + ".example..", root + ".cli..")
             .because("the core is what applications link; the example and the CLI sit on top of it");
+    }
+
+    /**
+     * Library code (all under {@code root} but the CLI, which is the application) takes nothing that belongs to the
+     * host process: no JVM-wide system property, no shutdown hook, no exit or halt of the JVM, and no signal handler
+     * but the one an application asks for ({@code StopSignals.installForProcess()}).
+     */
+    static ArchRule takesNothingFromTheHost(final String root)
+    {
+        return noClasses().that().resideInAPackage(root + "..")
+            .and().resideOutsideOfPackage(root + ".cli..")
+            .and().doNotHaveFullyQualifiedName(root + ".learner.StopSignals")
+            .should().callMethod(System.class, "setProperty", String.class, String.class)
+            .orShould().callMethod(Runtime.class, "addShutdownHook", Thread.class)
+            .orShould().callMethod(Runtime.class, "halt", int.class)
+            .orShould().callMethod(System.class, "exit", int.class)
+            .orShould().callMethod(sun.misc.Signal.class, "handle", sun.misc.Signal.class, sun.misc.SignalHandler.class)
+            .because("ding4j is linked into services that own their process (signals, exit, hooks, properties)");
     }
 
     /** Every package is a slice; no two slices may depend on each other in a cycle. */
@@ -85,13 +104,19 @@ class ArchitectureTest
     }
 
     @Test
+    void libraryCodeShouldTakeNothingFromTheHostProcess()
+    {
+        takesNothingFromTheHost("org.ding4j").check(LIBRARY);
+    }
+
+    @Test
     void noPackageShouldBeInACycle()
     {
         noPackageCycles("org.ding4j").check(LIBRARY);
     }
 
     @Test
-    void theRulesShouldFailOnALayerViolationAndOnACycle()
+    void theRulesShouldFailOnALayerViolationACycleAndAGreedyGuest()
     {
         final AssertionError layer = assertThrows(AssertionError.class,
             () -> coreImportsNeitherExampleNorCli("org.ding4j.testing.arch").check(FIXTURE));
@@ -99,5 +124,12 @@ class ArchitectureTest
         final AssertionError cycle = assertThrows(AssertionError.class,
             () -> noPackageCycles("org.ding4j.testing.arch").check(FIXTURE));
         assertTrue(cycle.getMessage().contains("Cycle detected"), cycle.getMessage());
+        final AssertionError host = assertThrows(AssertionError.class,
+            () -> takesNothingFromTheHost("org.ding4j.testing.arch").check(FIXTURE));
+        for (final String call : new String[] {"System.setProperty", "Runtime.addShutdownHook", "Signal.handle",
+            "Runtime.halt", "System.exit"})
+        {
+            assertTrue(host.getMessage().contains(call), call + ": " + host.getMessage());
+        }
     }
 }

@@ -31,11 +31,12 @@ import org.ding4j.jfr.NativeLoadEvent;
  * first one loaded serves libtorch, the fused kernels' {@code cblas_sgemm} and {@link Threads}' thread count alike;
  * the second is mapped and never called (about 5 ms of loading).
  * <p>
- * CUDA: with the CPU presets on the class path (no {@code -gpu} libtorch), the JavaCPP platform extension is set
- * empty, unless the user set {@value #EXTENSION_PROPERTY}: otherwise JavaCPP tries the presets' CUDA libraries one by
- * one (about 25, and loads a system CUDA runtime it finds) that a CPU libtorch never uses, 0.1-0.15 s of every start
- * here. The property is the JVM's: an application that also uses other JavaCPP presets in their {@code -gpu} build
- * sets it itself ({@code -Dorg.bytedeco.javacpp.platform.extension=-gpu}). {@link #loadInBackground()} starts the
+ * CUDA: with the CPU presets on the class path (no {@code -gpu} libtorch, {@link #cpuPresets()}), JavaCPP tries the
+ * presets' CUDA libraries one by one (about 25, and loads a system CUDA runtime it finds) that a CPU libtorch never
+ * uses, 0.1-0.15 s of every start here, unless the JavaCPP platform extension ({@value #EXTENSION_PROPERTY}) is empty.
+ * That property is the JVM's, so the library does not set it: an application on a CPU build sets it empty before the
+ * first load ({@code -Dorg.bytedeco.javacpp.platform.extension=}; the command line does), one that uses other
+ * JavaCPP presets in their {@code -gpu} build leaves it. {@link #loadInBackground()} starts the
  * load on a thread of its own, so that a program can do its own start-up meanwhile.
  */
 public final class Natives
@@ -79,7 +80,6 @@ public final class Natives
             rethrowBackgroundFailure();
             loading = true;
             final long start = System.nanoTime();
-            skipCudaProbesOnCpuBuild();
             final Path lockFile = cacheDir().resolve(LOCK_FILE);
             try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
                 FileLock lock = channel.lock())
@@ -202,20 +202,10 @@ public final class Natives
     }
 
     /**
-     * A CPU build (no {@code -gpu} libtorch on the class path) has no use for JavaCPP's CUDA preloads: an empty
-     * platform extension keeps its {@code -gpu} platform properties out. Only before JavaCPP has read its properties
-     * (they are cached): a program that touched JavaCPP first still loads, just without this saving.
+     * @return whether the libtorch presets on the class path are the CPU build (no {@code -gpu} libtorch): then an
+     *     empty {@value #EXTENSION_PROPERTY} skips JavaCPP's CUDA probes
      */
-    private static void skipCudaProbesOnCpuBuild()
-    {
-        if (null == System.getProperty(EXTENSION_PROPERTY) && cpuPresets())
-        {
-            System.setProperty(EXTENSION_PROPERTY, "");
-        }
-    }
-
-    /** @return whether the libtorch presets on the class path are the CPU build (no {@code -gpu} libtorch) */
-    static boolean cpuPresets()
+    public static boolean cpuPresets()
     {
         return null == Natives.class.getResource("/org/bytedeco/pytorch/" + Loader.getPlatform() + "-gpu/"
             + System.mapLibraryName("jnitorch"));

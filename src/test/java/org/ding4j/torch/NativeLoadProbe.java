@@ -25,6 +25,11 @@ public final class NativeLoadProbe
         final String mode = 0 == args.length ? "" : args[0];
         if ("exit".equals(mode))
         {
+            // The command line's start-up: the application, not the library, empties JavaCPP's platform extension.
+            if (Natives.cpuPresets())
+            {
+                System.setProperty(Natives.EXTENSION_PROPERTY, "");
+            }
             Natives.loadInBackground();
             Natives.load();
             final List<String> maps = Files.readAllLines(Path.of("/proc/self/maps"));
