@@ -97,6 +97,8 @@ class ArchitectureTest
         noClasses().that().resideOutsideOfPackage("org.ding4j.micrometer..")
             .should().dependOnClassesThat().resideInAPackage("io.micrometer..")
             .check(LIBRARY);
+        // protobuf-java is not a dependency: a host on another protobuf version would clash (tests decode with it).
+        noClasses().should().dependOnClassesThat().resideInAPackage("com.google.protobuf..").check(LIBRARY);
         // Every layer emits JFR events, so the events depend on nothing of ding4j's.
         noClasses().that().resideInAPackage("org.ding4j.jfr..")
             .should().dependOnClassesThat().resideOutsideOfPackages("org.ding4j.jfr..", "java..", "jdk.jfr..")

@@ -1,12 +1,9 @@
 package org.ding4j.log;
 
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 
-import com.google.protobuf.CodedOutputStream;
-import com.google.protobuf.WireFormat;
 import org.agrona.DirectBuffer;
 
 /**
@@ -85,30 +82,27 @@ final class HistogramProto
     int size()
     {
         final int packed = usedCount * Double.BYTES;
-        final int scalars = 5 * (CodedOutputStream.computeTagSize(1) + Double.BYTES);
-        return scalars + 2 * (CodedOutputStream.computeTagSize(6) + CodedOutputStream.computeUInt32SizeNoTag(packed)
-            + packed);
+        final int scalars = 5 * (ProtoBytes.tagSize(1) + Double.BYTES);
+        return scalars + 2 * ProtoBytes.lengthDelimitedSize(6, packed);
     }
 
     /** Writes the prepared message's fields. */
-    void write(final CodedOutputStream coded) throws IOException
+    void write(final ProtoBytes out)
     {
-        coded.writeDouble(1, min);
-        coded.writeDouble(2, max);
-        coded.writeDouble(3, num);
-        coded.writeDouble(4, sum);
-        coded.writeDouble(5, sumSquares);
-        coded.writeTag(6, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        coded.writeUInt32NoTag(usedCount * Double.BYTES);
+        out.writeDouble(1, min);
+        out.writeDouble(2, max);
+        out.writeDouble(3, num);
+        out.writeDouble(4, sum);
+        out.writeDouble(5, sumSquares);
+        out.startLengthDelimited(6, usedCount * Double.BYTES);
         for (int i = 0; i < usedCount; i++)
         {
-            coded.writeDoubleNoTag(LIMITS[used[i]]);
+            out.fixed64(Double.doubleToRawLongBits(LIMITS[used[i]]));
         }
-        coded.writeTag(7, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-        coded.writeUInt32NoTag(usedCount * Double.BYTES);
+        out.startLengthDelimited(7, usedCount * Double.BYTES);
         for (int i = 0; i < usedCount; i++)
         {
-            coded.writeDoubleNoTag(counts[used[i]]);
+            out.fixed64(Double.doubleToRawLongBits(counts[used[i]]));
         }
     }
 }

@@ -8,14 +8,11 @@ import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.Arrays;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.zip.CRC32C;
 
-import com.google.protobuf.CodedOutputStream;
-import com.google.protobuf.WireFormat;
 import org.agrona.BitUtil;
 import org.agrona.MutableDirectBuffer;
 import org.agrona.concurrent.AtomicBuffer;
@@ -311,10 +308,8 @@ public final class TensorBoardWriter implements SummaryWriter
         private final CRC32C crc = new CRC32C();
         private final ByteBuffer header = ByteBuffer.allocate(TfRecordDescriptor.HEADER_LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN);
-        // One CodedOutputStream for the writer's life, encoding into a reused array: protobuf's array-backed
-        // instances cannot be reset, and one per event was the writer thread's only garbage.
-        private final EventBytes event = new EventBytes();
-        private final CodedOutputStream coded = CodedOutputStream.newInstance(event, 4096);
+        // One reused array for the writer's life: no garbage per event.
+        private final ProtoBytes event = new ProtoBytes();
         private byte[] tag = new byte[256];
         private final HistogramProto histogram = new HistogramProto();
         private boolean flushPending;
@@ -327,10 +322,9 @@ public final class TensorBoardWriter implements SummaryWriter
 
         void writeFileVersion() throws IOException
         {
-            event.size = 0;
-            coded.writeDouble(1, System.currentTimeMillis() / 1000.0);
-            coded.writeString(3, "brain.Event:2");
-            coded.flush();
+            event.reset();
+            event.writeDouble(1, System.currentTimeMillis() / 1000.0);
+            event.writeString(3, "brain.Event:2");
             frame(event.size);
         }
 
@@ -363,48 +357,34 @@ public final class TensorBoardWriter implements SummaryWriter
                 tag = new byte[tagLength * 2];
             }
             buffer.getBytes(index + TAG_OFFSET, tag, 0, tagLength);
-            final int tagFieldSize = CodedOutputStream.computeTagSize(1)
-                + CodedOutputStream.computeUInt32SizeNoTag(tagLength) + tagLength;
+            final int tagFieldSize = ProtoBytes.lengthDelimitedSize(1, tagLength);
             final int valueSize;
             if (SCALAR == type)
             {
-                valueSize = tagFieldSize + CodedOutputStream.computeFloatSize(2, 0.0f);
+                valueSize = tagFieldSize + ProtoBytes.tagSize(2) + Float.BYTES;
             }
             else
             {
                 histogram.prepare(buffer, index + TAG_OFFSET + tagLength, (int)buffer.getLong(index + VALUE_OFFSET));
-                valueSize = tagFieldSize + lengthDelimitedSize(5, histogram.size());
+                valueSize = tagFieldSize + ProtoBytes.lengthDelimitedSize(5, histogram.size());
             }
-            final int summarySize = lengthDelimitedSize(1, valueSize);
-            event.size = 0;
-            coded.writeDouble(1, wallTime);
-            coded.writeInt64(2, step);
-            startLengthDelimited(coded, 5, summarySize);
-            startLengthDelimited(coded, 1, valueSize);
-            coded.writeByteArray(1, tag, 0, tagLength);
+            final int summarySize = ProtoBytes.lengthDelimitedSize(1, valueSize);
+            event.reset();
+            event.writeDouble(1, wallTime);
+            event.writeInt64(2, step);
+            event.startLengthDelimited(5, summarySize);
+            event.startLengthDelimited(1, valueSize);
+            event.writeBytes(1, tag, 0, tagLength);
             if (SCALAR == type)
             {
-                coded.writeFloat(2, (float)buffer.getDouble(index + VALUE_OFFSET));
+                event.writeFloat(2, (float)buffer.getDouble(index + VALUE_OFFSET));
             }
             else
             {
-                startLengthDelimited(coded, 5, histogram.size());
-                histogram.write(coded);
+                event.startLengthDelimited(5, histogram.size());
+                histogram.write(event);
             }
-            coded.flush();
             frame(event.size);
-        }
-
-        private static int lengthDelimitedSize(final int field, final int size)
-        {
-            return CodedOutputStream.computeTagSize(field) + CodedOutputStream.computeUInt32SizeNoTag(size) + size;
-        }
-
-        private static void startLengthDelimited(final CodedOutputStream coded, final int field, final int size)
-            throws IOException
-        {
-            coded.writeTag(field, WireFormat.WIRETYPE_LENGTH_DELIMITED);
-            coded.writeUInt32NoTag(size);
         }
 
         private void frame(final int length) throws IOException
@@ -427,36 +407,6 @@ public final class TensorBoardWriter implements SummaryWriter
         {
             out.flush();
             out.close();
-        }
-    }
-
-    /** The bytes of the event being encoded; grows to the largest event, then is reused. */
-    private static final class EventBytes extends OutputStream
-    {
-        private byte[] bytes = new byte[1024];
-        private int size;
-
-        @Override
-        public void write(final int b)
-        {
-            ensure(1);
-            bytes[size++] = (byte)b;
-        }
-
-        @Override
-        public void write(final byte[] b, final int off, final int len)
-        {
-            ensure(len);
-            System.arraycopy(b, off, bytes, size, len);
-            size += len;
-        }
-
-        private void ensure(final int more)
-        {
-            if (size + more > bytes.length)
-            {
-                bytes = Arrays.copyOf(bytes, Math.max(2 * bytes.length, size + more));
-            }
         }
     }
 }
