@@ -52,6 +52,18 @@ class OwnEnvExampleTest
         }
     }
 
+    /** The README's own-environment example is this program, verbatim from its class declaration on. */
+    @Test
+    void theReadmeShouldShowTheProgramCiRuns() throws IOException
+    {
+        final String source = Files.readString(SOURCES.resolve("TrainDockingSac.java"));
+        final String shown = source.substring(source.indexOf("public final class TrainDockingSac")).strip();
+        final String readme = Files.readString(Path.of("README.md"));
+        assertTrue(readme.contains(shown), "README.md shows TrainDockingSac.java as it is");
+        assertTrue(readme.getBytes(java.nio.charset.StandardCharsets.UTF_8).length <= 15 * 1024,
+            "README.md within 15 KB");
+    }
+
     @Test
     void shortRunsOfBothProgramsShouldTrainAndWriteTheirRuns() throws Exception
     {

@@ -114,7 +114,7 @@ final class TrainCommand implements Callable<Integer>
         Natives.load();
         final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
-        // on the 2-core machine (README); -Dding4j.threads.blas=N still wins.
+        // on the 2-core machine (docs/performance.md); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();

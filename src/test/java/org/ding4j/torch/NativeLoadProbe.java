@@ -11,7 +11,7 @@ import org.bytedeco.pytorch.global.torch;
 /**
  * A child JVM of {@link NativeLoadingTest}: loads the natives the library's way, runs a kernel and a libtorch op.
  * With the argument {@code unguarded} it lets the first libtorch op load libtorch without {@link Natives} (how the
- * crash was reproduced by hand; see the README's reliability table). With {@code exit} it loads in the background,
+ * crash was reproduced by hand; see docs/reliability.md). With {@code exit} it loads in the background,
  * reports whether a CUDA runtime is mapped, skips the native destructors and exits with code 3 through a shutdown hook.
  */
 public final class NativeLoadProbe
