@@ -56,6 +56,21 @@ class ArchitectureTest
             .because("ding4j is linked into services that own their process (signals, exit, hooks, properties)");
     }
 
+    /**
+     * Every thread library code starts comes from {@code Threads.newThread} (the application's factory when it set
+     * one): no {@code new Thread} anywhere else outside the CLI.
+     */
+    static ArchRule threadsOnlyFromTheFactory(final String root)
+    {
+        return noClasses().that().resideInAPackage(root + "..")
+            .and().resideOutsideOfPackage(root + ".cli..")
+            .and().doNotHaveFullyQualifiedName(root + ".torch.Threads")
+            .should().callConstructor(Thread.class, Runnable.class)
+            .orShould().callConstructor(Thread.class, Runnable.class, String.class)
+            .orShould().callConstructor(Thread.class, String.class)
+            .because("an embedder names, pins and accounts for threads through the factory it passes");
+    }
+
     /** Every package is a slice; no two slices may depend on each other in a cycle. */
     static ArchRule noPackageCycles(final String root)
     {
@@ -112,6 +127,12 @@ class ArchitectureTest
     }
 
     @Test
+    void libraryThreadsShouldComeFromTheFactory()
+    {
+        threadsOnlyFromTheFactory("org.ding4j").check(LIBRARY);
+    }
+
+    @Test
     void noPackageShouldBeInACycle()
     {
         noPackageCycles("org.ding4j").check(LIBRARY);
@@ -133,5 +154,8 @@ class ArchitectureTest
         {
             assertTrue(host.getMessage().contains(call), call + ": " + host.getMessage());
         }
+        final AssertionError thread = assertThrows(AssertionError.class,
+            () -> threadsOnlyFromTheFactory("org.ding4j.testing.arch").check(FIXTURE));
+        assertTrue(thread.getMessage().contains("Thread.<init>"), thread.getMessage());
     }
 }

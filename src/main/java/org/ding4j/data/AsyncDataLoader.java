@@ -18,6 +18,7 @@ import org.agrona.concurrent.BackoffIdleStrategy;
 import org.agrona.concurrent.IdleStrategy;
 import org.agrona.concurrent.OneToOneConcurrentArrayQueue;
 import org.ding4j.internal.JvmFlags;
+import org.ding4j.torch.Threads;
 
 /**
  * DI-engine's {@code AsyncDataLoader}: fetches batches from a {@link DataSource} ahead of the learner into a
@@ -98,13 +99,9 @@ public final class AsyncDataLoader<T> implements AutoCloseable
         this.capacity = 2 * Math.max(1, numWorkers);
         this.queue = new OneToOneConcurrentArrayQueue<>(capacity);
         final int id = INSTANCES.incrementAndGet();
-        this.pool = numWorkers > 1 ? Executors.newFixedThreadPool(numWorkers, r -> {
-            final Thread t = new Thread(r, "ding4j-loader-" + id + "-worker");
-            t.setDaemon(true);
-            return t;
-        }) : null;
-        this.producer = new Thread(this::produce, "ding4j-loader-" + id);
-        producer.setDaemon(true);
+        this.pool = numWorkers > 1 ? Executors.newFixedThreadPool(numWorkers,
+            r -> Threads.newThread(r, "loader-" + id + "-worker")) : null;
+        this.producer = Threads.newThread(this::produce, "loader-" + id);
         producer.start();
     }
 

@@ -8,6 +8,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
+import org.ding4j.torch.Threads;
+
 /**
  * A {@link VectorEnv} whose envs are stepped on worker threads: worker {@code w} of {@code t} always steps the envs
  * {@code w, w + t, w + 2t, ...}, so each env stays on one thread. {@link #step} hands the actions to the workers,
@@ -59,9 +61,7 @@ public final class ThreadedVectorEnv extends VectorEnv
 
     private static Thread daemon(final Runnable task, final int worker)
     {
-        final Thread thread = new Thread(task, "ding4j-env-" + worker);
-        thread.setDaemon(true);
-        return thread;
+        return Threads.newThread(task, "env-" + worker);
     }
 
     @Override

@@ -12,6 +12,7 @@ import org.ding4j.log.LearnerLatency;
 import org.ding4j.log.LearnerLog;
 import org.ding4j.log.SummaryWriter;
 import org.ding4j.log.TextTable;
+import org.ding4j.torch.Threads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -85,8 +86,7 @@ final class LogReporter implements AutoCloseable
             free.offer(new Report());
         }
         final ReportWriter writer = new ReportWriter(name);
-        thread = new Thread(() -> run(writer), "ding4j-log-" + name);
-        thread.setDaemon(true);
+        thread = Threads.newThread(() -> run(writer), "log-" + name);
         thread.start();
     }
 

@@ -137,17 +137,6 @@ public class BaseLearner<B> implements AutoCloseable
     }
 
     /**
-     * A single-process learner named {@code learner} in {@code default_experiment}.
-     *
-     * @param cfg    the user's learner config
-     * @param policy the policy, or null
-     */
-    public BaseLearner(final Config cfg, final Policy<B> policy)
-    {
-        this(cfg, policy, null, DistInfo.single(), "default_experiment", "learner");
-    }
-
-    /**
      * Checks a learner config the way the constructor does (schema and hook specs) without building a learner, so
      * that a pipeline embedding one can fail before it starts anything.
      *

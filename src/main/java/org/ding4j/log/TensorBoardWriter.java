@@ -24,6 +24,7 @@ import org.agrona.concurrent.ringbuffer.ManyToOneRingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBuffer;
 import org.agrona.concurrent.ringbuffer.RingBufferDescriptor;
 import org.ding4j.internal.JvmFlags;
+import org.ding4j.torch.Threads;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -98,8 +99,7 @@ public final class TensorBoardWriter implements SummaryWriter
             ByteBuffer.allocateDirect(capacityBytes + RingBufferDescriptor.TRAILER_LENGTH)));
         final Encoder encoder = new Encoder(out);
         encoder.writeFileVersion();
-        this.writerThread = new Thread(() -> run(encoder), "ding4j-tensorboard");
-        writerThread.setDaemon(true);
+        this.writerThread = Threads.newThread(() -> run(encoder), "tensorboard");
         writerThread.start();
     }
 

@@ -117,8 +117,7 @@ public final class Natives
             {
                 return;
             }
-            background = new Thread(Natives::load, "ding4j-native-load");
-            background.setDaemon(true);
+            background = Threads.newThread(Natives::load, "native-load");
             // Not printed here: the next load() throws it on the thread that needs the libraries.
             background.setUncaughtExceptionHandler((thread, ex) -> backgroundFailure = ex);
             background.start();

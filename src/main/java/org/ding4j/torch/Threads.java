@@ -1,5 +1,7 @@
 package org.ding4j.torch;
 
+import java.util.concurrent.ThreadFactory;
+
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
 
@@ -25,6 +27,11 @@ import org.bytedeco.pytorch.global.torch;
  * {@value #BLAS_PROPERTY}. Environment variables of these libraries must be set before the JVM starts; the
  * {@code ./ding4j} launcher sets {@code OMP_WAIT_POLICY=PASSIVE}.
  * <p>
+ * Every Java thread ding4j starts (a learner's data loader and its workers, its log reporter and TensorBoard writer,
+ * the background native load, parallel mode's collector, a threaded vector env's workers) comes from one
+ * {@link #threadFactory(ThreadFactory)} the embedding application may set, so that it can name, pin or account for
+ * them; the default makes daemon threads named {@code ding4j-<role>}.
+ * <p>
  * Thread-safe; {@link #configure()} is idempotent and returns the settings in force.
  */
 public final class Threads
@@ -39,9 +46,42 @@ public final class Threads
     public static final int DEFAULT_BLAS_THREADS = 1;
 
     private static Settings applied;
+    /** Null: the default, named daemon threads. */
+    private static volatile ThreadFactory factory;
 
     private Threads()
     {
+    }
+
+    /**
+     * Sets where every thread ding4j starts from now on comes from (threads already running stay); null restores
+     * the default (daemon threads named {@code ding4j-<role>}). A thread of the application's factory keeps the
+     * name and daemon flag the factory gives it.
+     *
+     * @param threads the application's factory, or null
+     */
+    public static void threadFactory(final ThreadFactory threads)
+    {
+        factory = threads;
+    }
+
+    /**
+     * A new, unstarted thread for ding4j's work, from the application's factory when one is set.
+     *
+     * @param task what it runs
+     * @param role its role, named {@code ding4j-<role>} by the default factory
+     * @return the thread
+     */
+    public static Thread newThread(final Runnable task, final String role)
+    {
+        final ThreadFactory threads = factory;
+        if (null != threads)
+        {
+            return java.util.Objects.requireNonNull(threads.newThread(task), "the thread factory returned null");
+        }
+        final Thread thread = new Thread(task, "ding4j-" + role);
+        thread.setDaemon(true);
+        return thread;
     }
 
     /**

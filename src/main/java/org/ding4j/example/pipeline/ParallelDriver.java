@@ -11,6 +11,7 @@ import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
+import org.ding4j.torch.Threads;
 
 /**
  * Parallel mode ({@code pipeline.mode: parallel}), the collector/learner hand-off, for every algorithm whose parts
@@ -69,8 +70,7 @@ public final class ParallelDriver<B> implements AutoCloseable
         {
             ring.add(batch.get());
         }
-        collectorThread = new Thread(this::collectLoop, "ding4j-collector");
-        collectorThread.setDaemon(true);
+        collectorThread = Threads.newThread(this::collectLoop, "collector");
     }
 
     /** @return how the learner's run ended */
