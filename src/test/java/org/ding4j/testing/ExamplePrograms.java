@@ -20,7 +20,8 @@ import org.ding4j.internal.JvmFlags;
 
 /**
  * The programs in {@code examples/} compiled against the library as an application compiles them (all lint
- * warnings errors), and run in JVMs of their own with the library's class path, as the README shows.
+ * warnings errors), and run in JVMs of their own with the library and only its required dependencies (the README's
+ * list) on the class path.
  */
 public final class ExamplePrograms
 {
@@ -70,9 +71,33 @@ public final class ExamplePrograms
             command.addAll(List.of(JvmFlags.AGRONA_FLAG.split(" ")));
         }
         command.addAll(List.of("-Dorg.bytedeco.javacpp.maxPhysicalBytes=0", "-cp",
-            classes + File.pathSeparator + System.getProperty("java.class.path"), main));
+            classes + File.pathSeparator + requiredClassPath(), main));
         command.addAll(List.of(args));
         return new ProcessBuilder(command).redirectErrorStream(true).start();
+    }
+
+    /** The jars the README names as required (no SLF4J binding, no picocli, logback, Micrometer or protobuf). */
+    private static final List<String> REQUIRED = List.of("javacpp-", "pytorch-", "openblas-", "slf4j-api-",
+        "agrona-", "HdrHistogram-", "jackson-databind-", "jackson-annotations-", "jackson-core-",
+        "jackson-dataformat-yaml-", "snakeyaml-");
+
+    /**
+     * @return the library's classes and only its required dependencies, from this JVM's class path: an example
+     *     that trains on it shows the library needs nothing more
+     */
+    public static String requiredClassPath()
+    {
+        final List<String> kept = new ArrayList<>();
+        for (final String entry : System.getProperty("java.class.path").split(File.pathSeparator))
+        {
+            final String name = Path.of(entry).getFileName().toString();
+            if (entry.endsWith(File.separator + "classes") && !entry.endsWith("test-classes")
+                || REQUIRED.stream().anyMatch(name::startsWith))
+            {
+                kept.add(entry);
+            }
+        }
+        return String.join(File.pathSeparator, kept);
     }
 
     /**
