@@ -17,6 +17,22 @@ class CountingPolicy extends MapPolicy<Object>
     final List<Object> trained = new ArrayList<>();
     final List<Map<String, Object>> loaded = new ArrayList<>();
 
+    /**
+     * A data source's chunk for this policy: {@code size} samples {@code {obs: i}}.
+     *
+     * @param size samples
+     * @return the chunk
+     */
+    static List<Map<String, Object>> chunk(final int size)
+    {
+        final List<Map<String, Object>> chunk = new ArrayList<>();
+        for (int i = 0; i < size; i++)
+        {
+            chunk.add(Map.of("obs", i));
+        }
+        return chunk;
+    }
+
     @Override
     protected Map<String, Object> learn(final Object data)
     {

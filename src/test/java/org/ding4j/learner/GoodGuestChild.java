@@ -45,14 +45,7 @@ public final class GoodGuestChild
             "dataloader.num_workers=2", "dataloader.chunk_size=2", "hook.log_show_after_iter=5")),
             new CountingPolicy(), null, DistInfo.single(), Path.of(args[0]).toString(), "learner"))
         {
-            learner.dataSource(size -> {
-                final List<Map<String, Object>> chunk = new ArrayList<>();
-                for (int i = 0; i < size; i++)
-                {
-                    chunk.add(Map.of("obs", i));
-                }
-                return chunk;
-            });
+            learner.dataSource(CountingPolicy::chunk);
             learner.setupDataloader();
             learner.start();
             System.out.println("trained " + learner.trainIter());

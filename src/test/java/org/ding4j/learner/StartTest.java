@@ -56,14 +56,7 @@ class StartTest
                     dataTimeSeen.add(l.log().buffer().scalar().has("data_time"));
                 }
             });
-            learner.dataSource(size -> {
-                final List<Map<String, Object>> chunk = new ArrayList<>();
-                for (int i = 0; i < size; i++)
-                {
-                    chunk.add(Map.of("obs", i));
-                }
-                return chunk;
-            });
+            learner.dataSource(CountingPolicy::chunk);
             learner.setupDataloader();
             learner.start();
             assertEquals(7, learner.trainIter());
@@ -165,14 +158,7 @@ class StartTest
                     during.set(current);
                 }
             });
-            learner.dataSource(size -> {
-                final List<Map<String, Object>> chunk = new ArrayList<>();
-                for (int i = 0; i < size; i++)
-                {
-                    chunk.add(Map.of("obs", i));
-                }
-                return chunk;
-            });
+            learner.dataSource(CountingPolicy::chunk);
             learner.setupDataloader();
             learner.start();
         }

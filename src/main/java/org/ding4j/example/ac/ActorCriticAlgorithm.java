@@ -5,8 +5,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.bytedeco.pytorch.NoGradGuard;
-import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
@@ -332,7 +330,6 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         {
             final Mlp net = Mlp.of(Activation.RELU, policy.actorSizes());
             final FlatParameters params = FlatParameters.of(net.module());
-            final Tensor published = policy.actorParameters().group(0).values().clone();
             final ContinuousActor actor = new ContinuousActor()
             {
                 @Override
@@ -354,26 +351,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                     return policy.actionWidth();
                 }
             };
-            return new ActingCopy()
+            return new ActingCopy(policy.actorParameters(), params, net)
             {
-                @Override
-                public void publish()
-                {
-                    try (NoGradGuard noGrad = new NoGradGuard())
-                    {
-                        published.copy_(policy.actorParameters().group(0).values());
-                    }
-                }
-
-                @Override
-                public void refresh()
-                {
-                    try (NoGradGuard noGrad = new NoGradGuard())
-                    {
-                        params.group(0).values().copy_(published);
-                    }
-                }
-
                 @Override
                 public void collect(final int transitions)
                 {
@@ -384,14 +363,6 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                 public double evaluate()
                 {
                     return evaluator.evaluate(actor);
-                }
-
-                @Override
-                public void close()
-                {
-                    published.close();
-                    params.close();
-                    net.close();
                 }
             };
         }

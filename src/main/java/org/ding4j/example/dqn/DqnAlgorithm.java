@@ -6,8 +6,6 @@ import java.util.Map;
 import java.util.stream.LongStream;
 
 import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.NoGradGuard;
-import org.bytedeco.pytorch.Tensor;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -381,27 +379,8 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
                 // The collector thread's own fused forward (the learner's handle is not shared).
                 fuseActors(net, params);
             }
-            final Tensor published = policy.parameters().group(0).values().clone();
-            return new ActingCopy()
+            return new ActingCopy(policy.parameters(), params, net)
             {
-                @Override
-                public void publish()
-                {
-                    try (NoGradGuard noGrad = new NoGradGuard())
-                    {
-                        published.copy_(policy.parameters().group(0).values());
-                    }
-                }
-
-                @Override
-                public void refresh()
-                {
-                    try (NoGradGuard noGrad = new NoGradGuard())
-                    {
-                        params.group(0).values().copy_(published);
-                    }
-                }
-
                 @Override
                 public void collect(final int transitions)
                 {
@@ -412,14 +391,6 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
                 public double evaluate()
                 {
                     return evaluator.evaluate(net).meanReturn();
-                }
-
-                @Override
-                public void close()
-                {
-                    published.close();
-                    params.close();
-                    net.close();
                 }
             };
         }
