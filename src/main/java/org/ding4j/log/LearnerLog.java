@@ -152,10 +152,14 @@ public final class LearnerLog implements AutoCloseable
      */
     public void error(final String s, final Throwable cause)
     {
-        logger.error("[RANK{}]: {}", rank, s, cause);
+        // The cause on the line itself (a console that leaves traces out still names it), the trace after it.
+        logger.error("[RANK{}]: {}: {}", rank, s, cause, cause);
         if (null != file)
         {
-            file.write("ERROR", s + ": " + cause);
+            // The whole trace in the learner's own log file, where a one-line console message sends the reader.
+            final java.io.StringWriter trace = new java.io.StringWriter();
+            cause.printStackTrace(new java.io.PrintWriter(trace));
+            file.write("ERROR", s + ": " + trace.toString().stripTrailing());
         }
     }
 

@@ -1,0 +1,47 @@
+package org.ding4j.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A run that fails while training, through the command line as users run it: exit 1 (2 stays for bad arguments),
+ * a message naming the cause, no stack trace on the console (a Pendulum failure once printed 24-43 lines of trace
+ * before its message), the whole trace in the learner's log file, and {@code summary.json} with the error.
+ */
+class FailureOutputTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aTrainingFailureIsOneLineOnTheConsoleAndTheTraceIsInTheLogFile() throws Exception
+    {
+        final Path exp = dir.resolve("failing");
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
+        command.add(1, "-Dlogback.configurationFile=org/ding4j/cli/logback-cli.xml");
+        command.addAll(List.of("train", "--config", Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(),
+            "--set", "exp_name=" + exp, "--set",
+            "env.type=org.ding4j.example.ac.ActorCriticTrainingTest$FailingPendulum"));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        child.getOutputStream().close();
+        final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(120, TimeUnit.SECONDS), output);
+        assertEquals(1, child.exitValue(), output);
+        assertTrue(output.contains("the env broke at step 250"), output);
+        assertTrue(output.lines().noneMatch(line -> line.startsWith("\tat ") || line.startsWith("Caused by")),
+            "no stack trace on the console:\n" + output);
+        final String log = Files.readString(exp.resolve("log/learner/learner_logger.txt"));
+        assertTrue(log.contains("the env broke at step 250") && log.contains("\tat "), log);
+        assertTrue(Files.readString(exp.resolve("summary.json")).contains("the env broke at step 250"));
+    }
+}
