@@ -134,6 +134,13 @@ public final class OffPolicyPipeline
             throw new ConfigException("policy.learn.batch_size", "expected at most replay_buffer_size (" + size
                 + "), got " + cfg.getInt("policy.learn.batch_size"));
         }
+        if (cfg.getInt("policy.learn.batch_size") > cfg.getLong("pipeline.max_env_step"))
+        {
+            // The run would end at its env-step limit without one update (it once did, without a word).
+            throw new ConfigException("policy.learn.batch_size", "expected at most pipeline.max_env_step ("
+                + cfg.getLong("pipeline.max_env_step") + ": no batch could be sampled before the run ends), got "
+                + cfg.getInt("policy.learn.batch_size"));
+        }
     }
 
     /**

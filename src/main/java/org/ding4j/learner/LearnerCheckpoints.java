@@ -264,6 +264,13 @@ public final class LearnerCheckpoints implements Checkpoints
         }
     }
 
+    /**
+     * The largest counter a checkpoint may carry: beyond any run's reach (285 years at a million updates a second),
+     * and the largest a JSON reader or a float64 keeps exactly; 2^62 once named a checkpoint
+     * {@code iteration_4611686018427387904.pth.tar}.
+     */
+    private static final long MAX_COUNTER = 1L << 53;
+
     private static Long counter(final Path file, final Object value, final String key, final long min)
         throws CorruptCheckpointException
     {
@@ -271,9 +278,9 @@ public final class LearnerCheckpoints implements Checkpoints
         {
             return null;
         }
-        if (!(value instanceof Long n) || n < min)
+        if (!(value instanceof Long n) || n < min || n > MAX_COUNTER)
         {
-            throw new CorruptCheckpointException(file, key + ": expected an integer >= " + min + ", got "
+            throw new CorruptCheckpointException(file, key + ": expected an integer in [" + min + ", 2^53], got "
                 + (value instanceof String ? "'" + value + "'" : value));
         }
         return n;

@@ -46,6 +46,8 @@ class ResourceBoundsTest
         "td3 | policy.other.replay_buffer.replay_buffer_size=2147483647 | policy.other.replay_buffer."
             + "replay_buffer_size: expected an integer in [1, ",
         "sac | policy.type=TD3 | policy.type: expected dqn, td3 or sac, got TD3",
+        "td3 | pipeline.max_env_step=100 | policy.learn.batch_size: expected at most pipeline.max_env_step (100: "
+            + "no batch could be sampled before the run ends), got 128",
     })
     void refusesWhatCannotEndOrFitByKey(final String algorithm, final String override, final String message)
     {

@@ -359,9 +359,11 @@ class BaseLearnerTest
     void shouldRefuseCheckpointCountersThatCannotBeCountsBeforeChangingAnything() throws IOException
     {
         final Map<Object, String> bad = new java.util.LinkedHashMap<>();
-        bad.put(-5L, "last_iter: expected an integer >= 0, got -5");
-        bad.put("abc", "last_iter: expected an integer >= 0, got 'abc'");
-        bad.put(2.5, "last_iter: expected an integer >= 0, got 2.5");
+        bad.put(-5L, "last_iter: expected an integer in [0, 2^53], got -5");
+        bad.put("abc", "last_iter: expected an integer in [0, 2^53], got 'abc'");
+        bad.put(2.5, "last_iter: expected an integer in [0, 2^53], got 2.5");
+        // 2^62 once named its next save iteration_4611686018427387904.pth.tar.
+        bad.put(1L << 62, "last_iter: expected an integer in [0, 2^53], got 4611686018427387904");
         int i = 0;
         for (final Map.Entry<Object, String> entry : bad.entrySet())
         {
