@@ -109,6 +109,13 @@ final class TrainCommand implements Callable<Integer>
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.
         final org.ding4j.dist.DistInfo dist = org.ding4j.dist.DistInfo.fromEnvironment(System.getenv());
         pipeline = new OffPolicyPipeline(user, dist, attempt);
+        if (null != System.getProperty("com.sun.management.jmxremote.port")
+            || null != System.getProperty("com.sun.management.jmxremote"))
+        {
+            // The JVM's JMX agent was asked for: the learner's bean is what it is for (not made otherwise, since the
+            // platform MBean server costs start-up time).
+            pipeline.onLearner(org.ding4j.jmx.LearnerMBean::register);
+        }
         final double configS = (System.nanoTime() - configStart) / 1e9;
         final long waitStart = System.nanoTime();
         Natives.load();

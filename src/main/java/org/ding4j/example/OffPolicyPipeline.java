@@ -69,6 +69,8 @@ public final class OffPolicyPipeline
     private final ElasticAttempt attempt;
     /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
     private final boolean explicitLoadPath;
+    /** Told the learner once it is built, before training. */
+    private Consumer<BaseLearner<?>> onLearner = learner -> { };
     /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
     private volatile long updatesDone;
 
@@ -215,6 +217,17 @@ public final class OffPolicyPipeline
         return cfg;
     }
 
+    /**
+     * @param action told the run's learner once it is built, before training: to register its JMX bean, a hook of
+     *               the application's, a Micrometer binder
+     * @return this pipeline
+     */
+    public OffPolicyPipeline onLearner(final Consumer<BaseLearner<?>> action)
+    {
+        this.onLearner = Objects.requireNonNull(action, "action");
+        return this;
+    }
+
     /** @return the algorithm ({@code policy.type}) */
     public OffPolicyAlgorithm algorithm()
     {
@@ -296,6 +309,7 @@ public final class OffPolicyPipeline
         try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, seed + 100_000L * dist.rank(),
             dist, parts, progress))
         {
+            onLearner.accept(run.learner());
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
             final Map<String, Object> elastic = 0 == dist.rank() ? Restarts.summary(attempt, resume, run.learner())
