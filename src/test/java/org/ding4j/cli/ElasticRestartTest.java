@@ -23,6 +23,8 @@ import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * {@code ding4j launch --max-restarts 1} on the real two-rank CartPole job: one rank, chosen at random, is killed
@@ -51,8 +53,28 @@ class ElasticRestartTest
             // Progress lines come every 20 updates (eval_freq); checkpoints every 50.
             final int killAt = 20 * (2 + random.nextInt(12));
             System.out.printf("try %d (seed %d): SIGKILL to rank %d after update %d%n", t, seed, victim, killAt);
-            tryOnce(Files.createDirectories(dir.resolve("try" + t)), victim, killAt, "KILL", 20);
+            tryOnce(Files.createDirectories(dir.resolve("try" + t)), victim, killAt, "KILL", 20,
+                List.of("--set", "pipeline.warmup_updates=0"));
         }
+    }
+
+    /**
+     * The same for TD3 and SAC (a restarted Pendulum job once started from update 0 and overwrote ckpt_best with an
+     * untrained net): a rank killed with SIGKILL at a random update, both restarted from the newest verified
+     * checkpoint, the job ending at the uninterrupted run's update count.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"td3", "sac"})
+    void aKilledTd3OrSacRankShouldResumeFromTheNewestCheckpoint(final String algorithm) throws Exception
+    {
+        final long seed = Long.getLong("ding4j.test.restartSeed", System.nanoTime());
+        final Random random = new Random(seed);
+        final int victim = random.nextInt(2);
+        final int killAt = 20 * (3 + random.nextInt(10));
+        System.out.printf("%s (seed %d): SIGKILL to rank %d after update %d%n", algorithm, seed, victim, killAt);
+        tryOnce(dir, victim, killAt, "KILL", 20, List.of("--config",
+            Path.of("examples/pendulum_" + algorithm + ".yaml").toAbsolutePath().toString(), "--set",
+            "policy.random_collect_size=200"));
     }
 
     /**
@@ -63,17 +85,18 @@ class ElasticRestartTest
     void aHungRankShouldBeRestartedAfterTheTimeout() throws Exception
     {
         // 10 s: the timeout also bounds each attempt's rendezvous, which two loaded JVMs must reach within it.
-        tryOnce(dir, 1, 100, "STOP", 10);
+        tryOnce(dir, 1, 100, "STOP", 10, List.of("--set", "pipeline.warmup_updates=0"));
     }
 
     private void tryOnce(final Path work, final int victim, final int killAt, final String signal,
-        final int timeoutS) throws Exception
+        final int timeoutS, final List<String> config) throws Exception
     {
         final List<String> command = ChildJvm.javaCommand(work, Main.class.getName());
         command.addAll(List.of("launch", "--nproc", "2", "--max-restarts", "1", "--", "train",
             "--set", "exp_name=exp", "--set", "env.stop_value=1000000", "--set", "pipeline.max_train_iter=" + UPDATES,
             "--set", "learner.hook.save_ckpt_after_iter=50", "--set", "policy.eval.evaluator.eval_freq=20",
-            "--set", "pipeline.dist_timeout_s=" + timeoutS, "--set", "pipeline.warmup_updates=0"));
+            "--set", "pipeline.dist_timeout_s=" + timeoutS));
+        command.addAll(config);
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {
             final Matcher m = PROGRESS.matcher(line);
             return m.find() && Long.parseLong(m.group(1)) >= killAt;
@@ -109,10 +132,12 @@ class ElasticRestartTest
             assertTrue(attempt.get("stop_s").asDouble() < 20, "SIGCONT let the stopped rank take its SIGTERM: "
                 + elastic);
         }
-        final long reached = attempt.get("update_reached").asLong();
+        // A surviving rank that fails at its next collective reports its update count; one the launcher stops first
+        // (it was collecting or evaluating, no collective due) ends as interrupted and reports none: then null.
+        final long reached = attempt.get("update_reached").isNull() ? killAt : attempt.get("update_reached").asLong();
         final long resumed = elastic.get("resumed_iter").asLong();
         // The first evaluation (update 0) saves ckpt_best, so a kill before update 50 may resume from update 0.
-        assertTrue(reached >= killAt && resumed <= reached && resumed >= 0, elastic::toString);
+        assertTrue(reached >= killAt && resumed <= reached + 20 && resumed >= 0, elastic::toString);
         assertTrue(elastic.get("time_lost_s").asDouble() > 0, elastic::toString);
         assertEquals(0, elastic.get("refused_checkpoints").size(), elastic::toString);
         assertTrue(launcher.output().contains("restart 1 of at most 1"), launcher::output);
