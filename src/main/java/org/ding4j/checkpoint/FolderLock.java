@@ -4,27 +4,36 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One job at a time in an output folder: an OS file lock ({@code fcntl}, released by the OS when the process dies,
  * even by SIGKILL) on {@value #NAME} in the folder, which holds the owner's process id. A second job, in this process
  * or another, is refused with the holder's pid instead of overwriting the first one's checkpoints and summary.
+ * <p>
+ * An {@code fcntl} lock belongs to the process and is dropped when the process closes any descriptor of the file, so
+ * a folder this process holds is refused from the process's own table, without opening the lock file again.
  */
 public final class FolderLock implements AutoCloseable
 {
     /** The lock file's name in the folder. */
     public static final String NAME = ".ding4j.lock";
 
+    /** The lock files this process holds (absolute, normalised). */
+    private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
+
+    private final Path file;
     private final FileChannel channel;
     private final FileLock lock;
 
-    private FolderLock(final FileChannel channel, final FileLock lock)
+    private FolderLock(final Path file, final FileChannel channel, final FileLock lock)
     {
+        this.file = file;
         this.channel = channel;
         this.lock = lock;
     }
@@ -37,44 +46,46 @@ public final class FolderLock implements AutoCloseable
      */
     public static FolderLock acquire(final Path folder) throws IOException
     {
-        final Path file = folder.resolve(NAME);
-        final FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
-            StandardOpenOption.WRITE);
-        FileLock lock = null;
-        try
+        final Path file = folder.resolve(NAME).toAbsolutePath().normalize();
+        if (!HELD.add(file))
         {
-            lock = channel.tryLock();
-        }
-        catch (final OverlappingFileLockException ex)
-        {
-            // Held by this process (another pipeline in the same JVM): as busy as a lock of another process.
-            lock = null;
-        }
-        catch (final IOException | RuntimeException ex)
-        {
-            channel.close();
-            throw ex;
-        }
-        if (null == lock)
-        {
-            channel.close();
-            throw new IllegalStateException(folder.toAbsolutePath() + " is in use by another job (pid "
-                + holder(file) + "): one job writes a folder at a time; give this one another exp_name or wait for "
-                + "that one to end");
+            throw busy(folder, Long.toString(ProcessHandle.current().pid()));
         }
         try
         {
-            final byte[] pid = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
-            channel.truncate(0);
-            channel.write(ByteBuffer.wrap(pid), 0);
-            channel.force(false);
-            return new FolderLock(channel, lock);
+            final FileChannel channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.READ,
+                StandardOpenOption.WRITE);
+            try
+            {
+                final FileLock lock = channel.tryLock();
+                if (null == lock)
+                {
+                    // Another process holds it (this one holds no lock on the file, so reading it drops none).
+                    throw busy(folder, holder(file));
+                }
+                final byte[] pid = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
+                channel.truncate(0);
+                channel.write(ByteBuffer.wrap(pid), 0);
+                channel.force(false);
+                return new FolderLock(file, channel, lock);
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                channel.close();
+                throw ex;
+            }
         }
         catch (final IOException | RuntimeException ex)
         {
-            channel.close();
+            HELD.remove(file);
             throw ex;
         }
+    }
+
+    private static IllegalStateException busy(final Path folder, final String pid)
+    {
+        return new IllegalStateException(folder.toAbsolutePath() + " is in use by another job (pid " + pid + "): one "
+            + "job writes a folder at a time; give this one another exp_name or wait for that one to end");
     }
 
     private static String holder(final Path file)
@@ -100,7 +111,14 @@ public final class FolderLock implements AutoCloseable
         }
         finally
         {
-            channel.close();
+            try
+            {
+                channel.close();
+            }
+            finally
+            {
+                HELD.remove(file);
+            }
         }
     }
 }

@@ -240,7 +240,15 @@ class DqnTrainingTest
         final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
             org.ding4j.config.ConfigException.class,
             () -> new OffPolicyPipeline(user.with("seed", 7L)).run(p -> { }));
+        // The refusal in this process must not have dropped the OS lock: another process is refused too.
+        final List<String> probe = org.ding4j.testing.ChildJvm.javaCommand(dir,
+            org.ding4j.checkpoint.FolderLockProbe.class.getName());
+        probe.add(exp.toString());
+        final Process other = new ProcessBuilder(probe).redirectErrorStream(true).start();
+        final String said = new String(other.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(other.waitFor(60, java.util.concurrent.TimeUnit.SECONDS), said);
         refused.countDown();
+        assertTrue(said.contains("refused: ") && said.contains("(pid " + ProcessHandle.current().pid() + ")"), said);
         assertTrue(ex.getMessage().startsWith("exp_name: ") && ex.getMessage().contains("is in use by another job "
             + "(pid " + ProcessHandle.current().pid() + ")"), ex.getMessage());
         org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")));
