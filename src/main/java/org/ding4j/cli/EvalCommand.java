@@ -70,7 +70,7 @@ final class EvalCommand implements Callable<Integer>
         final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
         final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
         final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);
-        final OffPolicyPipeline pipeline = new OffPolicyPipeline(user);
+        final OffPolicyPipeline pipeline = OffPolicyPipeline.forEvaluation(user);
         Threads.configure();
         final double[] r;
         try (PointerScope scope = new PointerScope())

@@ -2,6 +2,7 @@ package org.ding4j.cli;
 
 import java.util.concurrent.Callable;
 
+import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 
 import picocli.CommandLine;
@@ -36,9 +37,22 @@ public final class Main implements Callable<Integer>
             skipCudaProbesOnCpuBuild();
             Natives.loadInBackground();
         }
+        if (args.length > 0 && "train".equals(args[0]))
+        {
+            // Before the launcher watch, whose stop is a SIGTERM to this process: it must find the handlers.
+            StopSignals.installForProcess();
+        }
         // A rank of `ding4j launch` stops itself when its launcher is gone (killed with SIGKILL), whatever it runs:
         // the application's decision, so it is made here and not in the library.
-        LauncherWatch.start(System.getenv());
+        try
+        {
+            LauncherWatch.start(System.getenv());
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            System.err.println("ding4j: " + ex.getMessage());
+            System.exit(BAD_INPUT);
+        }
         final int code = commandLine().execute(args);
         // --help or a bad argument ends before the load does: the process must not exit during libtorch's constructors.
         Natives.awaitBackgroundLoad();

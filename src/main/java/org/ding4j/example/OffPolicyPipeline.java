@@ -69,6 +69,8 @@ public final class OffPolicyPipeline
     private final ElasticAttempt attempt;
     /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
     private final boolean explicitLoadPath;
+    /** False for a pipeline made only to evaluate checkpoints (it skips the run's own checks). */
+    private final boolean training;
     /** Told the learner once it is built, before training. */
     private Consumer<BaseLearner<?>> onLearner = learner -> { };
     /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
@@ -100,6 +102,26 @@ public final class OffPolicyPipeline
      */
     public OffPolicyPipeline(final Config user, final DistInfo dist, final ElasticAttempt attempt)
     {
+        this(user, dist, attempt, true);
+    }
+
+    /**
+     * A pipeline to {@link #evaluate} checkpoints with ({@code ding4j eval}): the config checked as for a run, but for
+     * what only a run needs (its replay within this JVM's heap, a batch within its env-step limit), so that a
+     * checkpoint trained with a larger heap evaluates here.
+     *
+     * @param user the config the checkpoint was trained with
+     * @return the pipeline; do not {@link #run} it
+     * @throws ConfigException naming the first bad key
+     */
+    public static OffPolicyPipeline forEvaluation(final Config user)
+    {
+        return new OffPolicyPipeline(user, DistInfo.single(), ElasticAttempt.first(), false);
+    }
+
+    private OffPolicyPipeline(final Config user, final DistInfo dist, final ElasticAttempt attempt,
+        final boolean training)
+    {
         Objects.requireNonNull(user, "user");
         this.dist = Objects.requireNonNull(dist, "dist");
         this.attempt = Objects.requireNonNull(attempt, "attempt");
@@ -122,6 +144,16 @@ public final class OffPolicyPipeline
                 + cfg.getLong("env.n_evaluator_episode") + " x " + cfg.getLong("env.max_episode_steps"));
         }
         checkNetMemory(algorithm.parameterCount(cfg));
+        this.training = training;
+        if (training)
+        {
+            checkReplay();
+        }
+    }
+
+    /** The replay within half the heap, and a batch it can fill before the run's env-step limit. */
+    private void checkReplay()
+    {
         final long perTransition = algorithm.bytesPerTransition(cfg);
         final long max = Runtime.getRuntime().maxMemory() / 2 / perTransition;
         final long size = cfg.getLong("policy.other.replay_buffer.replay_buffer_size");
@@ -260,6 +292,10 @@ public final class OffPolicyPipeline
     {
         Objects.requireNonNull(progress, "progress");
         Objects.requireNonNull(startup, "startup");
+        if (!training)
+        {
+            throw new IllegalStateException("a pipeline made for evaluation does not run");
+        }
         final long warmupStart = System.nanoTime();
         algorithm.warmUp(cfg);
         final double warmupS = (System.nanoTime() - warmupStart) / 1e9;

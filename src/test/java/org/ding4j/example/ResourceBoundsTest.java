@@ -58,6 +58,21 @@ class ResourceBoundsTest
         assertTrue(ex.getMessage().startsWith(message), override + " -> " + ex.getMessage());
     }
 
+    /**
+     * {@code ding4j eval} builds no replay: a checkpoint trained with a larger heap (a replay this JVM's heap would
+     * not hold) evaluates, while a run with that config is refused.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"dqn", "td3", "sac"})
+    void evaluationSkipsTheRunsOwnBounds(final String algorithm)
+    {
+        final Config trained = Config.empty().with("policy.type", algorithm)
+            .with("policy.other.replay_buffer.replay_buffer_size", 2_147_483_647L);
+        assertThrows(ConfigException.class, () -> new OffPolicyPipeline(trained));
+        assertEquals(algorithm, OffPolicyPipeline.forEvaluation(trained).algorithm().name());
+        assertThrows(IllegalStateException.class, () -> OffPolicyPipeline.forEvaluation(trained).run(p -> { }));
+    }
+
     @ParameterizedTest(name = "{0}")
     @CsvSource({"dqn", "td3", "sac"})
     void theShippedDefaultsAreWithinEveryBound(final String algorithm)

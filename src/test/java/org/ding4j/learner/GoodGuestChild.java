@@ -54,9 +54,14 @@ public final class GoodGuestChild
         final List<String> alive = new ArrayList<>();
         for (final Thread thread : Thread.getAllStackTraces().keySet())
         {
-            if (thread.isAlive() && (thread.getName().startsWith("ding4j") || thread.getName().startsWith("host-made")))
+            if (thread.getName().startsWith("ding4j") || thread.getName().startsWith("host-made"))
             {
-                alive.add(thread.getName());
+                // A pool worker may still be unwinding when close() returns; it must end, within a bound.
+                thread.join(TimeUnit.SECONDS.toMillis(30));
+                if (thread.isAlive())
+                {
+                    alive.add(thread.getName());
+                }
             }
         }
         System.out.println("ding4j threads alive after close " + alive);

@@ -1,5 +1,6 @@
 package org.ding4j.example.ac;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -244,18 +245,32 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
 
         Parts(final Config cfg, final long seed, final long rankSeed)
         {
-            policy = newPolicy(cfg, rankSeed + 7);
-            batch = newBatch();
-            policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
-            policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
-            buffer = new TransitionBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"),
-                policy.obsWidth(), policy.actionWidth(), rankSeed + 3);
-            final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
-            collectEnvs.reset(rankSeed);
-            collector = new ContinuousCollector(collectEnvs, buffer, cfg.getLong("policy.random_collect_size"),
-                rankSeed + 1);
-            evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
-                seed + 10_000);
+            final List<AutoCloseable> made = new ArrayList<>();
+            try
+            {
+                policy = newPolicy(cfg, rankSeed + 7);
+                made.add(policy);
+                batch = newBatch();
+                made.add(batch);
+                policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+                policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
+                buffer = new TransitionBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"),
+                    policy.obsWidth(), policy.actionWidth(), rankSeed + 3);
+                final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
+                made.add(collectEnvs);
+                collectEnvs.reset(rankSeed);
+                collector = new ContinuousCollector(collectEnvs, buffer, cfg.getLong("policy.random_collect_size"),
+                    rankSeed + 1);
+                // The collector closes its envs from now on.
+                made.set(made.size() - 1, collector);
+                evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
+                    seed + 10_000);
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                OffPolicyParts.closeAfterFailure(made, ex);
+                throw ex;
+            }
         }
 
         @Override

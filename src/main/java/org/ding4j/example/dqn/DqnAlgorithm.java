@@ -1,5 +1,6 @@
 package org.ding4j.example.dqn;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -212,28 +213,44 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         Parts(final Config cfg, final long seed, final long rankSeed)
         {
             this.cfg = cfg;
-            policy = new DqnPolicy(policySettings(cfg));
-            final int obsWidth = cfg.getInt("policy.model.obs_shape");
-            prioritized = cfg.getBoolean("policy.other.replay_buffer.priority");
-            buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), obsWidth,
-                prioritized, cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
-                cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
-            final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
-            collectEnvs.reset(rankSeed);
-            collector = new Collector(collectEnvs, buffer, cfg.getDouble("policy.other.eps.start"),
-                cfg.getDouble("policy.other.eps.end"), cfg.getDouble("policy.other.eps.decay"),
-                cfg.getInt("policy.nstep"), cfg.getDouble("policy.discount_factor"),
-                cfg.getBoolean("policy.collect.truncation_bootstraps"), rankSeed + 1);
-            // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
-            evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
-                cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true);
-            batch = newBatch();
-            policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
-            policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
-            if (policy.fusedUpdate())
+            final List<AutoCloseable> made = new ArrayList<>();
+            try
             {
-                // The greedy forwards of collection and evaluation take the native path too (each its own scratch).
-                fuseActors(policy.online(), policy.parameters());
+                policy = new DqnPolicy(policySettings(cfg));
+                made.add(policy);
+                final int obsWidth = cfg.getInt("policy.model.obs_shape");
+                prioritized = cfg.getBoolean("policy.other.replay_buffer.priority");
+                buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), obsWidth,
+                    prioritized, cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
+                    cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
+                final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
+                made.add(collectEnvs);
+                collectEnvs.reset(rankSeed);
+                collector = new Collector(collectEnvs, buffer, cfg.getDouble("policy.other.eps.start"),
+                    cfg.getDouble("policy.other.eps.end"), cfg.getDouble("policy.other.eps.decay"),
+                    cfg.getInt("policy.nstep"), cfg.getDouble("policy.discount_factor"),
+                    cfg.getBoolean("policy.collect.truncation_bootstraps"), rankSeed + 1);
+                // The collector closes its envs from now on.
+                made.set(made.size() - 1, collector);
+                // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.
+                evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")),
+                    cfg.getInt("env.n_evaluator_episode"), seed + 10_000, true);
+                made.add(evaluator);
+                batch = newBatch();
+                made.add(batch);
+                policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+                policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
+                if (policy.fusedUpdate())
+                {
+                    // The greedy forwards of collection and evaluation take the native path too (each its own
+                    // scratch).
+                    fuseActors(policy.online(), policy.parameters());
+                }
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                OffPolicyParts.closeAfterFailure(made, ex);
+                throw ex;
             }
         }
 

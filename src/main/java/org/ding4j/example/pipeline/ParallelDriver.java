@@ -66,9 +66,18 @@ public final class ParallelDriver<B> implements AutoCloseable
         this.updatePerCollect = run.config().getInt("policy.learn.update_per_collect");
         this.maxEnvStep = run.config().getLong("pipeline.max_env_step");
         this.maxTrainIter = run.config().getLong("pipeline.max_train_iter");
-        for (int i = 0; i < RING; i++)
+        try
         {
-            ring.add(batch.get());
+            for (int i = 0; i < RING; i++)
+            {
+                ring.add(batch.get());
+            }
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            closeBatches(ex);
+            copy.close();
+            throw ex;
         }
         collectorThread = Threads.newThread(this::collectLoop, "collector");
     }
@@ -252,9 +261,26 @@ public final class ParallelDriver<B> implements AutoCloseable
         }
     }
 
-    /** Frees the ring's batches and the copy. */
+    /** Frees the ring's batches and the copy (each, whatever fails). */
     @Override
     public void close()
+    {
+        final IllegalStateException failure = new IllegalStateException("ParallelDriver: closing a batch failed");
+        try
+        {
+            closeBatches(failure);
+        }
+        finally
+        {
+            copy.close();
+        }
+        if (failure.getSuppressed().length > 0)
+        {
+            throw failure;
+        }
+    }
+
+    private void closeBatches(final Throwable failure)
     {
         for (final B batch : ring)
         {
@@ -266,10 +292,9 @@ public final class ParallelDriver<B> implements AutoCloseable
                 }
                 catch (final Exception ex)
                 {
-                    throw new IllegalStateException("ParallelDriver: closing a batch failed", ex);
+                    failure.addSuppressed(ex);
                 }
             }
         }
-        copy.close();
     }
 }
