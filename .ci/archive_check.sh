@@ -20,7 +20,8 @@ train() {
     fi
 }
 good() {
-    [[ -f "$archive" && -f "$archive.cksum" ]] || { echo "archive check: no verified archive after $1"; ls target; exit 1; }
+    [[ -f "$archive" && -f "$archive.cksum" ]] \
+        || { echo "archive check: no verified archive after $1"; ls target; exit 1; }
 }
 rm -rf "$archive" "$archive".*
 train first; train moved; good "a build and two runs"

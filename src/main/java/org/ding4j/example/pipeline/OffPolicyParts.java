@@ -13,7 +13,7 @@ import org.ding4j.torch.FusedOptimizer;
  * An off-policy algorithm's half of one run, built by {@link OffPolicyAlgorithm#parts}: its policy, its replay,
  * its collector over a vector env and its evaluator. {@link OffPolicyRun} owns the other half (the learner, the
  * process group of a data-parallel job, the evaluation schedule, the checkpoints' extra state and the summary) and
- * calls these on the training thread (parallel mode: see {@link #runParallel}).
+ * calls these on the training thread (parallel mode: see {@link #actingCopy}).
  *
  * @param <B> the batch type its policy trains on
  */
