@@ -105,6 +105,9 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     private long start = System.nanoTime();
     /** Whether the learner's before_run completed (then a failure is the run's, and its summary is written). */
     private volatile boolean started;
+    /** Whether a resume restored the evaluation schedule and the random streams (both required). */
+    private boolean scheduleRestored;
+    private boolean streamsRestored;
 
     /**
      * Builds the learner over the parts' policy and, on a data-parallel rank, joins the group (every rank must run
@@ -184,6 +187,16 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         @Override
         public void call(final HookContext context)
         {
+            final String loaded = BaseLearner.checkConfig(cfg.child("learner"))
+                .getString("hook.load_ckpt_before_run");
+            if (!loaded.isEmpty() && (!scheduleRestored || !streamsRestored))
+            {
+                // Without them the resume would restart the schedule (best return -inf: a worse net replaces
+                // ckpt_best) and replay its seed's random streams: refused before anything is written.
+                throw new IllegalArgumentException("resume: " + loaded + " has no '" + (scheduleRestored
+                    ? RANDOM_STATE : PIPELINE_STATE) + "' state (a pipeline run's checkpoints carry both its "
+                    + "evaluation schedule and its random streams)");
+            }
             if (0 == dist.rank())
             {
                 try
@@ -205,6 +218,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
      */
     private void restoreSchedule(final Map<?, ?> state)
     {
+        scheduleRestored = true;
         if (state.get("last_eval_iter") instanceof Long at && at > learner.trainIter())
         {
             throw new IllegalArgumentException("pipeline state: last_eval_iter must be <= last_iter ("
@@ -219,6 +233,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
      */
     private void restoreRandomState(final Map<?, ?> state)
     {
+        streamsRestored = true;
         if (0 == dist.rank())
         {
             parts.restoreRandomState(state);

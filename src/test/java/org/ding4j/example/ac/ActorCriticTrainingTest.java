@@ -190,6 +190,8 @@ class ActorCriticTrainingTest
         "last_eval_iter | pipeline state: last_eval_iter must be <= last_iter (40), got 1000000000000",
         "updates | Td3Policy state dict: expected 'updates' an integer >= 0",
         "weight | state dict: 0.weight has non-finite values (NaN or infinity)",
+        "no random | has no 'random' state (a pipeline run's checkpoints carry both its evaluation schedule and its "
+            + "random streams)",
     })
     void aCorruptCheckpointIsRefusedOnResume(final String corrupt, final String message) throws Exception
     {
@@ -204,10 +206,11 @@ class ActorCriticTrainingTest
             case "last_eval_iter" -> ((Map<String, Object>)state.get("pipeline")).put("last_eval_iter",
                 1_000_000_000_000L);
             case "updates" -> state.put("updates", -1L);
+            case "no random" -> state.remove("random");
             default -> ((org.bytedeco.pytorch.Tensor)((Map<?, ?>)state.get("model")).get("actor.0.weight"))
                 .fill_(new org.bytedeco.pytorch.Scalar(Double.POSITIVE_INFINITY));
         }
-        final Path bad = dir.resolve(corrupt + ".pth.tar");
+        final Path bad = dir.resolve(corrupt.replace(' ', '_') + ".pth.tar");
         new TorchCheckpointIO().write(bad, state);
         final byte[] summary = Files.readAllBytes(exp.resolve("summary.json"));
         final Exception ex = assertThrows(Exception.class, () -> new OffPolicyPipeline(user
