@@ -97,6 +97,7 @@ class ElasticRestartTest
             "--set", "learner.hook.save_ckpt_after_iter=50", "--set", "policy.eval.evaluator.eval_freq=20",
             "--set", "pipeline.dist_timeout_s=" + timeoutS));
         command.addAll(config);
+        double beforeRestart = Double.NaN;
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {
             final Matcher m = PROGRESS.matcher(line);
             return m.find() && Long.parseLong(m.group(1)) >= killAt;
@@ -108,6 +109,9 @@ class ElasticRestartTest
                 + " is pid "));
             final long pid = Long.parseLong(pidLine.substring(pidLine.lastIndexOf(' ') + 1));
             assertEquals(0, new ProcessBuilder("kill", "-" + signal, Long.toString(pid)).start().waitFor());
+            // What the job's best was when it was killed (read before the restart's first evaluation can replace it).
+            beforeRestart = Files.isRegularFile(work.resolve("exp/ckpt/ckpt_best.pth.tar"))
+                ? bestReturn(work.resolve("exp/ckpt/ckpt_best.pth.tar")) : Double.NEGATIVE_INFINITY;
             assertEquals(0, launcher.await(180), launcher::output);
         }
         finally
@@ -142,9 +146,23 @@ class ElasticRestartTest
         assertEquals(0, elastic.get("refused_checkpoints").size(), elastic::toString);
         assertTrue(launcher.output().contains("restart 1 of at most 1"), launcher::output);
         assertEveryCheckpointWhole(work.resolve("exp/ckpt"));
+        // ckpt_best is never worse after the restart: at least what it held when the rank was killed (a best that
+        // came after the checkpoint the job resumed from included), and it is the summary's.
+        final double finalBest = bestReturn(work.resolve("exp/ckpt/ckpt_best.pth.tar"));
+        assertTrue(finalBest >= beforeRestart, finalBest + " < " + beforeRestart);
+        assertEquals(summary.get("best_eval_return").asDouble(), finalBest, 0.0, summary::toString);
         System.out.printf("  SIG%s to rank %d, update %d reached; resumed from %s (update %d); %.2f s lost; ended at %d%n",
             signal, victim, reached, elastic.get("resumed_from").asText(), resumed, elastic.get("time_lost_s").asDouble(),
             summary.get("train_iter").asLong());
+    }
+
+    private static double bestReturn(final Path checkpoint) throws IOException
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            final Object pipeline = new TorchCheckpointIO().read(checkpoint).get("pipeline");
+            return (Double)((java.util.Map<?, ?>)pipeline).get("best_eval_return");
+        }
     }
 
     /** Nothing half-written: no temporary file is left and every checkpoint reads back with its CRCs. */

@@ -107,6 +107,20 @@ public final class EvalSchedule
         this.lastReturn = lastValue;
     }
 
+    /**
+     * Raises the best return to {@code best} when that is higher (a resume in a folder whose {@code ckpt_best} holds
+     * a better evaluation than the checkpoint it resumed from), so that only a better evaluation replaces it.
+     *
+     * @param best a best return recorded elsewhere; a non-finite value changes nothing
+     */
+    public void atLeast(final double best)
+    {
+        if (Double.isFinite(best) && best > bestReturn)
+        {
+            bestReturn = best;
+        }
+    }
+
     /** @return the best mean return so far */
     public double bestReturn()
     {

@@ -14,7 +14,9 @@ import java.util.function.Consumer;
 import java.util.function.DoubleSupplier;
 import java.util.stream.Stream;
 
+import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.AtomicFiles;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
@@ -197,6 +199,10 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                     ? RANDOM_STATE : PIPELINE_STATE) + "' state (a pipeline run's checkpoints carry both its "
                     + "evaluation schedule and its random streams)");
             }
+            if (!loaded.isEmpty() && 0 == dist.rank())
+            {
+                keepTheBestOfThisFolder();
+            }
             if (0 == dist.rank())
             {
                 try
@@ -209,6 +215,32 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                 }
             }
             started = true;
+        }
+    }
+
+    /**
+     * A resumed job's {@code ckpt_best} may hold a better evaluation than the checkpoint it resumed from (the best
+     * came after that save): the schedule takes that return, so only a better evaluation replaces the file. A file
+     * that does not read back is left to be replaced.
+     */
+    private void keepTheBestOfThisFolder()
+    {
+        final Path best = learner.checkpoints().dir().resolve(BEST_CHECKPOINT);
+        if (!Files.isRegularFile(best))
+        {
+            return;
+        }
+        try (PointerScope scope = new PointerScope())
+        {
+            if (new TorchCheckpointIO().read(best).get(PIPELINE_STATE) instanceof Map<?, ?> state
+                && state.get("best_eval_return") instanceof Double value)
+            {
+                schedule.atLeast(value);
+            }
+        }
+        catch (final IOException | RuntimeException ex)
+        {
+            learner.info("resume: " + best + " does not read back (" + ex + "); the next best evaluation replaces it");
         }
     }
 

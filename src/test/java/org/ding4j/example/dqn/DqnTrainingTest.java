@@ -268,6 +268,36 @@ class DqnTrainingTest
         }
     }
 
+    /**
+     * A resume in a folder whose ckpt_best holds a better evaluation than the checkpoint it resumes from (the best
+     * came after that save) keeps it: only a better evaluation replaces the file.
+     */
+    @Test
+    @SuppressWarnings("unchecked")
+    void aResumeShouldNotReplaceABetterCkptBestOfItsFolder() throws Exception
+    {
+        final Path exp = dir.resolve("keep-best");
+        final Config first = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 40L)
+            .with("pipeline.warmup_updates", 0L).with("learner.hook.save_ckpt_after_iter", 20L)
+            .with("env.stop_value", 1000.0);
+        new OffPolicyPipeline(first).run(p -> { });
+        // The folder's best as if a later evaluation had reached 500.
+        final Path best = exp.resolve("ckpt/" + OffPolicyPipeline.BEST_CHECKPOINT);
+        final Map<String, Object> state = new TorchCheckpointIO().read(best);
+        ((Map<String, Object>)state.get(OffPolicyRun.PIPELINE_STATE)).put("best_eval_return", 500.0);
+        new TorchCheckpointIO().write(best, state);
+        final byte[] kept = Files.readAllBytes(best);
+        // The checkpoint resumed from knew only a poor best: every evaluation of the resumed run beats it.
+        final Path from = exp.resolve("ckpt/iteration_20.pth.tar");
+        final Map<String, Object> resumed = new TorchCheckpointIO().read(from);
+        ((Map<String, Object>)resumed.get(OffPolicyRun.PIPELINE_STATE)).put("best_eval_return", -1000.0);
+        new TorchCheckpointIO().write(from, resumed);
+        new OffPolicyPipeline(first.with("pipeline.max_train_iter", 80L).with("learner.hook.load_ckpt_before_run",
+            from.toString())).run(p -> { });
+        org.junit.jupiter.api.Assertions.assertArrayEquals(kept, Files.readAllBytes(best),
+            "no evaluation of the resumed run beat 500, so ckpt_best is the folder's");
+    }
+
     @Test
     void aResumeShouldContinueTheRandomStreamsOfItsCheckpoint() throws Exception
     {
