@@ -26,7 +26,8 @@ final class ContinuousCollector implements AutoCloseable
     private final float[] obs;
     private final float[] actions;
     private final float[] envActions;
-    private long envsteps;
+    // Volatile: in parallel mode the learner's thread reads it (checkpoints, ckpt_best, the summary).
+    private volatile long envsteps;
 
     /** @param envs the environments, reset already */
     ContinuousCollector(final VectorEnv envs, final TransitionBuffer buffer, final long randomCollect, final long seed)

@@ -37,7 +37,8 @@ public final class Collector implements AutoCloseable
     private final int[] pendingCount;
     private final int[] pendingHead;
     private final double[] episodeReturn;
-    private long envsteps;
+    // Volatile: in parallel mode the learner's thread reads it (checkpoints, ckpt_best, the summary).
+    private volatile long envsteps;
     private long episodes;
     private double lastEpisodeReturn = Double.NaN;
 
