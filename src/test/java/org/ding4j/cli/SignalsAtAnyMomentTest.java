@@ -58,6 +58,36 @@ class SignalsAtAnyMomentTest
         assertEquals(0, summary.get("train_iter"));
     }
 
+    /**
+     * A signal ends a phase that would run for hours: the first evaluation of 10,000 episodes of up to 10,000 steps
+     * (DQN), and a random collection of 2e9 steps (TD3). Each stops at once, the run ends interrupted with its
+     * summary, exit 0 (both once ran to their ends first).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"evaluation", "collection"})
+    void aSignalShouldCutALongPhaseShort(final String phase) throws Exception
+    {
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
+        command.addAll(List.of("train", "--set", "exp_name=" + dir.resolve(phase), "--set", "env.stop_value=100000"));
+        if ("evaluation".equals(phase))
+        {
+            command.addAll(List.of("--set", "env.n_evaluator_episode=10000", "--set", "env.max_episode_steps=10000"));
+        }
+        else
+        {
+            command.addAll(List.of("--config", java.nio.file.Path.of("examples/pendulum_td3.yaml").toAbsolutePath()
+                .toString(), "--set", "policy.random_collect_size=2000000000"));
+        }
+        // The line before the run: the signal comes during set-up or the phase itself; either must end it.
+        final ChildJvm child = ChildJvm.start(0, new ProcessBuilder(command), line -> line.startsWith("ding4j train: "
+            + dir.resolve(phase)));
+        assertTrue(child.reached.await(60, TimeUnit.SECONDS), child::output);
+        child.process.toHandle().destroy();
+        assertTrue(child.process.waitFor(60, TimeUnit.SECONDS), "the " + phase + " was cut short: " + child.output());
+        assertEquals(0, child.process.exitValue(), child::output);
+        assertEquals(true, summary(phase).get("interrupted"));
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"serial", "parallel"})
     void twoSignalsMidRunShouldStillWriteTheSummaryAndTheInterruptCheckpoint(final String mode) throws Exception

@@ -6,6 +6,7 @@ import java.util.Map;
 import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.learner.StopSignals;
 
 /**
  * DI-engine's serial sample collector for TD3 and SAC on a {@link VectorEnv} with a bounded {@link Box} action
@@ -48,7 +49,9 @@ final class ContinuousCollector implements AutoCloseable
     void collect(final ContinuousActor actor, final int n)
     {
         final long until = envsteps + Math.max(n, randomCollect - buffer.pushed());
-        while (envsteps < until)
+        // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next
+        // update.
+        while (envsteps < until && !StopSignals.requested())
         {
             if (buffer.pushed() < randomCollect)
             {

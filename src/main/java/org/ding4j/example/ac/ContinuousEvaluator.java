@@ -4,6 +4,7 @@ import java.util.List;
 
 import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.learner.StopSignals;
 
 /**
  * DI-engine's evaluator for TD3 and SAC: one whole episode per env with the deterministic action, run side by side,
@@ -47,7 +48,8 @@ final class ContinuousEvaluator implements AutoCloseable
         java.util.Arrays.fill(returns, 0);
         java.util.Arrays.fill(running, true);
         int left = episodes;
-        while (left > 0)
+        // A stop the application asked for (StopSignals) ends an evaluation at once: its result is NaN, not recorded.
+        while (left > 0 && !StopSignals.requested())
         {
             actor.act(envs.observations(), episodes, actions, null);
             scale.apply(actions, envActions, episodes);
@@ -65,7 +67,7 @@ final class ContinuousEvaluator implements AutoCloseable
                 }
             }
         }
-        return java.util.Arrays.stream(returns).sum() / episodes;
+        return left > 0 ? Double.NaN : java.util.Arrays.stream(returns).sum() / episodes;
     }
 
     /** @return each episode's return in the last evaluation (a copy) */

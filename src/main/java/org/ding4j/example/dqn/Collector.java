@@ -3,6 +3,7 @@ package org.ding4j.example.dqn;
 import org.ding4j.env.Discrete;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.FlatParameters;
 
 /**
@@ -109,7 +110,9 @@ public final class Collector implements AutoCloseable
         final double eps = epsilon();
         final int n = envs.size();
         int pushedNow = 0;
-        while (pushedNow < nSample)
+        // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next
+        // update.
+        while (pushedNow < nSample && !StopSignals.requested())
         {
             System.arraycopy(envs.observations(), 0, obs, 0, obs.length);
             actor.act(net, obs, greedy);

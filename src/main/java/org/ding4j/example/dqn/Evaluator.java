@@ -2,6 +2,7 @@ package org.ding4j.example.dqn;
 
 import org.ding4j.env.Discrete;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.FlatParameters;
 
 /**
@@ -104,7 +105,8 @@ public final class Evaluator implements AutoCloseable
         double min = Double.POSITIVE_INFINITY;
         double max = Double.NEGATIVE_INFINITY;
         int done = 0;
-        while (done < episodes)
+        // A stop the application asked for (StopSignals) ends an evaluation at once: its result is NaN, not recorded.
+        while (done < episodes && !StopSignals.requested())
         {
             actor.act(net, envs.observations(), greedy);
             for (int i = 0; i < n; i++)
@@ -132,7 +134,8 @@ public final class Evaluator implements AutoCloseable
                 }
             }
         }
-        return new Result(episodes, sum / episodes, min, max);
+        return done < episodes ? new Result(done, Double.NaN, Double.NaN, Double.NaN)
+            : new Result(episodes, sum / episodes, min, max);
     }
 
     @Override

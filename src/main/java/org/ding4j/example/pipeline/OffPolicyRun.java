@@ -322,7 +322,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
      * Evaluates when due, records the result and reports progress.
      *
      * @param trainIter  updates so far
-     * @param evaluation runs one evaluation and gives its mean return
+     * @param evaluation runs one evaluation and gives its mean return (NaN when a stop cut it short)
      * @param onNewBest  what saves the best checkpoint ({@link #saveBest}, or a request for the learner's thread)
      * @return whether the run is solved (then it ends)
      */
@@ -333,6 +333,11 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             return false;
         }
         final double value = evaluation.getAsDouble();
+        if (Double.isNaN(value))
+        {
+            // Cut short by a stop: nothing to record, and the run ends before its next update.
+            return false;
+        }
         final long envSteps = parts.envSteps();
         final Map<String, Object> row = new LinkedHashMap<>();
         row.put("train_iter", trainIter);

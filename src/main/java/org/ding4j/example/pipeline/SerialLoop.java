@@ -64,7 +64,14 @@ public final class SerialLoop implements TrainingLoop
             {
                 return false;
             }
+            final long before = rounds.envSteps();
             rounds.collect(nSample);
+            if (rounds.envSteps() == before)
+            {
+                // A stop cut the collection short before its first step: no data will come, the run ends (the
+                // learner's vote then says why: a signal is an interrupted run).
+                return false;
+            }
             learner.collectorEnvstep(rounds.envSteps());
             collected = true;
             left = updatePerCollect;
