@@ -52,6 +52,18 @@ class OwnEnvExampleTest
         }
     }
 
+    /** Without the one required JVM flag the program fails at once, naming it, and writes nothing. */
+    @Test
+    void withoutTheFlagNothingShouldBeWritten() throws Exception
+    {
+        final Path exp = dir.resolve("no-flag");
+        final Process process = ExamplePrograms.start(classes, false, "TrainDockingSac", exp.toString(), "3000");
+        final String output = ExamplePrograms.outputOf(process);
+        assertTrue(0 != process.exitValue(), output);
+        assertTrue(output.contains("--add-exports java.base/jdk.internal.misc=ALL-UNNAMED"), output);
+        assertTrue(!Files.exists(exp), "nothing written: " + output);
+    }
+
     /** The README's own-environment example is this program, verbatim from its class declaration on. */
     @Test
     void theReadmeShouldShowTheProgramCiRuns() throws IOException

@@ -24,6 +24,7 @@ import org.ding4j.example.pipeline.OffPolicyParts;
 import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.example.pipeline.ParallelDriver;
 import org.ding4j.example.pipeline.Restarts;
+import org.ding4j.internal.JvmFlags;
 import org.ding4j.example.pipeline.SerialLoop;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
@@ -296,6 +297,8 @@ public final class OffPolicyPipeline
         {
             throw new IllegalStateException("a pipeline made for evaluation does not run");
         }
+        // The learner would refuse to start without it; refused here, before the folder and its lock are made.
+        JvmFlags.requireAgronaAccess();
         final long warmupStart = System.nanoTime();
         algorithm.warmUp(cfg);
         final double warmupS = (System.nanoTime() - warmupStart) / 1e9;

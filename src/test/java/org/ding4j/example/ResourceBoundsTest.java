@@ -46,6 +46,9 @@ class ResourceBoundsTest
         "td3 | policy.other.replay_buffer.replay_buffer_size=2147483647 | policy.other.replay_buffer."
             + "replay_buffer_size: expected an integer in [1, ",
         "sac | policy.type=TD3 | policy.type: expected dqn, td3 or sac, got TD3",
+        "dqn | env.type=NoSuchEnv | env.type: expected cartpole, pendulum, acrobot, or the name of a class implementing "
+            + "org.ding4j.env.Env with a public no-argument constructor; NoSuchEnv is no class on the class path (the "
+            + "ding4j command adds yours with DING4J_CLASSPATH=your/classes, for train and eval alike), got \"NoSuchEnv\"",
         "td3 | pipeline.max_env_step=100 | policy.learn.batch_size: expected at most pipeline.max_env_step (100: "
             + "no batch could be sampled before the run ends), got 128",
     })

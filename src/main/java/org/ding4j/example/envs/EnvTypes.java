@@ -137,13 +137,13 @@ public final class EnvTypes
         }
         catch (final ClassNotFoundException | LinkageError ex)
         {
-            throw new IllegalArgumentException("expected " + CHOICES + ", got " + name + " (no such class on the class "
-                + "path)");
+            throw new IllegalArgumentException("expected " + CHOICES + "; " + name + " is no class on the class path "
+                + "(the ding4j command adds yours with DING4J_CLASSPATH=your/classes, for train and eval alike)");
         }
         if (!Env.class.isAssignableFrom(type) || Modifier.isAbstract(type.getModifiers()))
         {
-            throw new IllegalArgumentException("expected " + CHOICES + ", got " + name + " (not a concrete "
-                + "org.ding4j.env.Env)");
+            throw new IllegalArgumentException("expected " + CHOICES + "; " + name + " is not a concrete "
+                + "org.ding4j.env.Env");
         }
         final Constructor<?> constructor;
         try
@@ -152,8 +152,8 @@ public final class EnvTypes
         }
         catch (final NoSuchMethodException ex)
         {
-            throw new IllegalArgumentException("expected " + CHOICES + ", got " + name + " (no public no-argument "
-                + "constructor)");
+            throw new IllegalArgumentException("expected " + CHOICES + "; " + name + " has no public no-argument "
+                + "constructor");
         }
         return () ->
         {
