@@ -18,6 +18,7 @@ import org.bytedeco.pytorch.ByteVector;
 import org.bytedeco.pytorch.BroadcastOptions;
 import org.bytedeco.pytorch.GlooDeviceVector;
 import org.bytedeco.pytorch.PrefixStore;
+import org.bytedeco.pytorch.Store;
 import org.bytedeco.pytorch.ProcessGroupGloo;
 import org.bytedeco.pytorch.ReduceOp;
 import org.bytedeco.pytorch.StringVector;
@@ -34,7 +35,8 @@ import org.ding4j.torch.NativeOwner;
 
 /**
  * One c10d process group through libtorch: rendezvous on a {@code TCPStore} that rank 0 hosts at
- * {@code MASTER_ADDR:MASTER_PORT}, then {@code ProcessGroupGloo} for CPU tensors and, on the first collective of
+ * {@code MASTER_ADDR:MASTER_PORT} (under torchrun's static rendezvous, {@code TORCHELASTIC_USE_AGENT_STORE=True},
+ * the one its agent hosts there, under its prefix per attempt), then {@code ProcessGroupGloo} for CPU tensors and, on the first collective of
  * a CUDA tensor, {@code ProcessGroupNCCL} on the same store (under the prefix {@code nccl/}) for CUDA tensors, as
  * PyTorch's {@code backend="cpu:gloo,cuda:nccl"} does (see {@link #backendFor}). The NCCL natives come with the
  * {@code gpu} build (the {@code -gpu} classifiers); the CPU build fails that first CUDA collective with a message
@@ -85,7 +87,10 @@ public final class DistGroup implements AutoCloseable
 
     private final DistInfo info;
     private final Duration timeout;
-    private final TCPStore store;
+    /** The connection to the store (hosted by rank 0, or by torchrun's agent). */
+    private final TCPStore tcp;
+    /** What the ranks rendezvous on: the store itself, or torchrun's prefix of it. */
+    private final Store store;
     private final Device device;
     private final GlooDeviceVector devices;
     private final ProcessGroupGloo.Options options;
@@ -109,12 +114,13 @@ public final class DistGroup implements AutoCloseable
         final Milliseconds millis = new Milliseconds(timeout.toMillis());
         final TCPStoreOptions storeOptions = new TCPStoreOptions()
             .port((short)info.masterPort())
-            .isServer(0 == info.rank())
+            .isServer(0 == info.rank() && !info.usesAgentStore())
             .waitWorkers(false)
             .timeout(millis);
         try
         {
-            store = new TCPStore(info.masterAddr(), storeOptions);
+            tcp = new TCPStore(info.masterAddr(), storeOptions);
+            store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
         }
         catch (final RuntimeException ex)
         {
@@ -130,7 +136,7 @@ public final class DistGroup implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            store.close();
+            closeStore();
             throw ex;
         }
         device = glooDevice(info);
@@ -916,6 +922,15 @@ public final class DistGroup implements AutoCloseable
         options.close();
         devices.close();
         device.close();
-        store.close();
+        closeStore();
+    }
+
+    private void closeStore()
+    {
+        if (store != tcp)
+        {
+            store.close();
+        }
+        tcp.close();
     }
 }

@@ -15,8 +15,12 @@ import java.util.Map;
  * @param masterAddr host of rank 0's store
  * @param masterPort its TCP port, 1-65535
  * @param jobId      the job's identity; empty when none was given (then only the world size is checked)
+ * @param agentStore the key prefix under which torchrun's agent, which hosts the store at the master address itself
+ *                   ({@code TORCHELASTIC_USE_AGENT_STORE=True}), lets its workers rendezvous
+ *                   ({@code /worker/attempt_<restart count>}); empty when ding4j's rank 0 hosts the store
  */
-public record DistInfo(int rank, int worldSize, int localRank, String masterAddr, int masterPort, String jobId)
+public record DistInfo(int rank, int worldSize, int localRank, String masterAddr, int masterPort, String jobId,
+    String agentStore)
 {
     /** torchrun's default rendezvous address. */
     public static final String DEFAULT_MASTER_ADDR = "127.0.0.1";
@@ -57,6 +61,29 @@ public record DistInfo(int rank, int worldSize, int localRank, String masterAddr
         {
             throw new IllegalArgumentException("job_id: expected printable ASCII without spaces, got \"" + jobId + "\"");
         }
+        java.util.Objects.requireNonNull(agentStore, "agentStore");
+    }
+
+    /**
+     * A place whose rank 0 hosts the store.
+     *
+     * @param rank       global rank
+     * @param worldSize  number of ranks
+     * @param localRank  rank on this node
+     * @param masterAddr host of rank 0's store
+     * @param masterPort its port
+     * @param jobId      the job's identity, or empty
+     */
+    public DistInfo(final int rank, final int worldSize, final int localRank, final String masterAddr,
+        final int masterPort, final String jobId)
+    {
+        this(rank, worldSize, localRank, masterAddr, masterPort, jobId, "");
+    }
+
+    /** @return whether torchrun's agent hosts the store (then no rank hosts one) */
+    public boolean usesAgentStore()
+    {
+        return !agentStore.isEmpty();
     }
 
     /**
@@ -103,7 +130,8 @@ public record DistInfo(int rank, int worldSize, int localRank, String masterAddr
      * SLURM's, used for whichever of those is unset: {@code SLURM_PROCID}, {@code SLURM_NTASKS},
      * {@code SLURM_LOCALID}, and the first host of {@code SLURM_JOB_NODELIST} (e.g. {@code node01} of
      * {@code node[01-04,07],gpu5}) as the master address. The job's identity: {@code DING4J_JOB_ID}, else
-     * {@code TORCHELASTIC_RUN_ID}, else {@code SLURM_JOB_ID}. Defaults: 0, 1, the rank, 127.0.0.1, 29500, none.
+     * {@code TORCHELASTIC_RUN_ID}, else {@code SLURM_JOB_ID}. Defaults: 0, 1, the rank, 127.0.0.1, 29500, none. With
+     * {@code TORCHELASTIC_USE_AGENT_STORE=True} the ranks use torchrun's agent's store ({@link #agentStore()}).
      *
      * @param environment the process environment ({@code System.getenv()})
      * @return the place
@@ -118,8 +146,12 @@ public record DistInfo(int rank, int worldSize, int localRank, String masterAddr
         final String addr = text(environment, "MASTER_ADDR");
         final String nodes = text(environment, "SLURM_JOB_NODELIST");
         final String master = null != addr ? addr : null != nodes ? firstHost(nodes) : DEFAULT_MASTER_ADDR;
+        // torchrun's static rendezvous: its agent hosts the store, and its workers use it under a prefix per attempt
+        // (torch.distributed's env:// rendezvous does the same).
+        final String agent = "true".equalsIgnoreCase(text(environment, "TORCHELASTIC_USE_AGENT_STORE"))
+            ? "/worker/attempt_" + integer(environment, "TORCHELASTIC_RESTART_COUNT", 0) : "";
         return new DistInfo(rank, world, localRank, master,
-            integer(environment, "MASTER_PORT", DEFAULT_MASTER_PORT), jobId(environment));
+            integer(environment, "MASTER_PORT", DEFAULT_MASTER_PORT), jobId(environment), agent);
     }
 
     /**

@@ -61,4 +61,12 @@ class DistInfoTest
             () -> DistInfo.fromEnvironment(Map.of("SLURM_PROCID", "4", "SLURM_NTASKS", "4")));
         assertTrue(range.getMessage().contains("got 4"), range.getMessage());
     }
+
+    @Test
+    void torchrunsAgentStoreShouldBeUsedUnderItsPrefixForTheAttempt()
+    {
+        assertEquals("/worker/attempt_2", DistInfo.fromEnvironment(Map.of("RANK", "1", "WORLD_SIZE", "2",
+            "TORCHELASTIC_USE_AGENT_STORE", "True", "TORCHELASTIC_RESTART_COUNT", "2")).agentStore());
+        assertEquals("", DistInfo.fromEnvironment(Map.of("TORCHELASTIC_USE_AGENT_STORE", "False")).agentStore());
+    }
 }

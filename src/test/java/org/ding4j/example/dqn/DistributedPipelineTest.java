@@ -116,9 +116,47 @@ class DistributedPipelineTest
             .asBoolean());
     }
 
-    private List<ChildJvm> launch(final String... extra) throws IOException
+    /**
+     * Under torchrun's static rendezvous its agent hosts the store at MASTER_ADDR:MASTER_PORT and tells its workers
+     * so (TORCHELASTIC_USE_AGENT_STORE=True): here the test hosts the store as the agent does, and two ranks with
+     * torchrun's whole environment rendezvous on it as clients, under the agent's prefix for the attempt, and train
+     * one job (rank 0 once tried to host a second store on the agent's port).
+     */
+    @Test
+    void ranksShouldRendezvousOnTorchrunsAgentStore() throws Exception
     {
         final int port = ChildJvm.freePort();
+        org.ding4j.torch.Threads.configure();
+        try (org.bytedeco.pytorch.TCPStore agent = new org.bytedeco.pytorch.TCPStore("127.0.0.1",
+            new org.bytedeco.pytorch.TCPStoreOptions().port((short)port).isServer(true).waitWorkers(false)
+                .timeout(new org.bytedeco.javacpp.chrono.Milliseconds(120_000))))
+        {
+            final List<ChildJvm> ranks = launch(port, Map.of("TORCHELASTIC_USE_AGENT_STORE", "True",
+                "TORCHELASTIC_RESTART_COUNT", "0", "TORCHELASTIC_MAX_RESTARTS", "0", "TORCHELASTIC_RUN_ID", "agent-job",
+                "LOCAL_WORLD_SIZE", "2", "GROUP_RANK", "0"), "--set", "pipeline.max_train_iter=100");
+            for (final ChildJvm rank : ranks)
+            {
+                assertEquals(0, rank.await(240), rank::output);
+            }
+            assertEquals(end(ranks.get(0)).group(), end(ranks.get(1)).group());
+            // The ranks met under the agent's prefix for attempt 0, as torch.distributed's workers do.
+            try (org.bytedeco.pytorch.ByteVector job = agent.get("/worker/attempt_0/ding4j/job"))
+            {
+                assertTrue(new String(job.get(), java.nio.charset.StandardCharsets.UTF_8).startsWith("agent-job\n"));
+            }
+        }
+        final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
+        assertEquals(2, summary.get("world_size").asInt());
+    }
+
+    private List<ChildJvm> launch(final String... extra) throws IOException
+    {
+        return launch(ChildJvm.freePort(), Map.of(), extra);
+    }
+
+    private List<ChildJvm> launch(final int port, final Map<String, String> torchrun, final String... extra)
+        throws IOException
+    {
         final List<ChildJvm> ranks = new ArrayList<>();
         for (int r = 0; r < 2; r++)
         {
@@ -134,6 +172,7 @@ class DistributedPipelineTest
             env.put("MASTER_ADDR", "127.0.0.1");
             env.put("MASTER_PORT", Integer.toString(port));
             env.put("OMP_WAIT_POLICY", "PASSIVE");
+            env.putAll(torchrun);
             // Rank 0's first progress line comes with its first evaluation.
             ranks.add(ChildJvm.start(r, builder, line -> line.startsWith("env steps ")));
         }
