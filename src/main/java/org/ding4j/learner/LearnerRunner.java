@@ -199,6 +199,11 @@ final class LearnerRunner
             {
                 // A stop asked for during the last update needs no preparation (a collect, a batch) before it acts.
                 final boolean more = !signalled && !endRequested && loop.prepare();
+                if (StopSignals.requested())
+                {
+                    // A signal the loop saw (a collection it cut short) before its wake-up reached this run.
+                    signalled = true;
+                }
                 final int wish = signalled ? StopVote.SIGNAL : endRequested || !more ? StopVote.END
                     : StopVote.CONTINUE;
                 // Every rank votes before each update, so all stop before the same one (its collectives included).

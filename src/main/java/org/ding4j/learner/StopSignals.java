@@ -68,10 +68,12 @@ public final class StopSignals
 
     private static void onSignal()
     {
+        // The runs first: a collection or evaluation that sees requested() end it early, and the run's vote must then
+        // already know the signal (else it would take the early end for the run's own and finish as DONE).
+        WAKE_UPS.forEach(Runnable::run);
         if (processWide)
         {
             requested = true;
         }
-        WAKE_UPS.forEach(Runnable::run);
     }
 }

@@ -73,6 +73,18 @@ class JobIsolationTest
      * rank's {@code Main} watches the launcher and stops itself as SIGTERM would, so rank 0 saves
      * {@code ckpt_interrupt} and writes {@code summary.json}. A stop value no run reaches: only the stop ends it.
      */
+    private static String logOf(final Path exp)
+    {
+        try
+        {
+            return Files.readString(exp.resolve("log/learner/learner_logger.txt"));
+        }
+        catch (final java.io.IOException ex)
+        {
+            return "(no log: " + ex + ")";
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(strings = {"dqn", "sac"})
     void ranksShouldStopWhenTheirLauncherIsKilled(final String algorithm, @TempDir final Path dir) throws Exception
@@ -106,7 +118,8 @@ class JobIsolationTest
         {
             ranks.forEach(ProcessHandle::destroyForcibly);
         }
-        assertTrue(Files.isRegularFile(exp.resolve("ckpt/ckpt_interrupt.pth.tar")), "the stop saved its checkpoint");
+        assertTrue(Files.isRegularFile(exp.resolve("ckpt/ckpt_interrupt.pth.tar")),
+            () -> "the stop saved its checkpoint:\n" + launcher.output() + "\nlog:\n" + logOf(exp));
         assertTrue(new com.fasterxml.jackson.databind.ObjectMapper().readTree(exp.resolve("summary.json").toFile())
             .get("interrupted").asBoolean(), "the summary says it was interrupted");
     }
