@@ -323,9 +323,15 @@ public final class OffPolicyPipeline
             // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from
             // the config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
             torch.manual_seed(seed);
-            return run(algorithm.parts(runCfg, seed, seed + 100_000L * dist.rank()), runCfg, progress, startup,
-                resume, warmupS, setupStart);
+            return run(algorithm.parts(runCfg, seed, rankSeed()), runCfg, progress, startup, resume, warmupS,
+                setupStart);
         }
+    }
+
+    /** @return this rank's seed for its exploration, env starts and replay sampling: the config's on rank 0 */
+    private long rankSeed()
+    {
+        return cfg.getLong("seed") + 100_000L * dist.rank();
     }
 
     private static FolderLock lockFolder(final String exp) throws IOException
@@ -345,8 +351,8 @@ public final class OffPolicyPipeline
         final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart) throws IOException
     {
         final long seed = cfg.getLong("seed");
-        try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, seed + 100_000L * dist.rank(),
-            dist, parts, progress))
+        try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, rankSeed(), dist, parts,
+            progress))
         {
             onLearner.accept(run.learner());
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
