@@ -226,8 +226,10 @@ inline void sgd_step(
 
 }  // namespace ding4j
 
-// The fused DQN and actor-critic updates live in their own headers; JavaCPP compiles the kernels from this one.
+// The fused DQN and actor-critic updates and the small-batch forward live in their own headers; JavaCPP compiles
+// the kernels from this one.
 #include "ding4j_dqn.h"
 #include "ding4j_ac.h"
+#include "ding4j_dense.h"
 
 #endif  // DING4J_KERNELS_H

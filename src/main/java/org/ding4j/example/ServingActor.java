@@ -3,78 +3,67 @@ package org.ding4j.example;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
-import org.bytedeco.javacpp.FloatPointer;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.example.ac.ActorCritic;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
-import org.ding4j.serve.DenseForward;
 import org.ding4j.serve.PublishedWeights;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.NativeFloats;
+import org.ding4j.torch.PackedMlp;
 
 /**
  * Actions for a service's threads on the latest weights while training goes on: DQN's greedy action, TD3's and SAC's
  * deterministic or sampled action. The training thread {@link #publish}es the policy's acting net (or registers
- * {@link #publishEvery}) into a {@link PublishedWeights} seqlock; any number of threads call {@link #act} and
- * {@link #sample}, batch 1 or batch N, each computing the net's forward in Java on a consistent copy of one publish
- * (never a mix of two), with no lock and no allocation (each thread keeps its scratch rows; a larger batch than
- * before grows them once).
+ * {@link #publishEvery}) into a {@link PublishedWeights} seqlock, packed for {@link PackedMlp}'s native forward; any
+ * number of threads call {@link #act} and {@link #sample}, batch 1 or batch N, each computing the net's forward on
+ * one publish (never a mix of two), with no lock and no allocation (each thread keeps its scratch; a larger batch
+ * than before grows it once).
  * <p>
  * Thread contract: {@link #publish} on the training thread while the policy is open; the rest from any thread, also
  * after the policy is closed (they read only the published copy).
  */
 public final class ServingActor
 {
-    /** One dense layer: where its weight and bias start, its widths and activation. */
-    private record Layer(int w, int b, int in, int out, int act)
+    /** One thread's buffers: the forward's scratch, its output rows, one action row for {@link #greedy}. */
+    private static final class Rows
     {
+        private PackedMlp.Scratch scratch;
+        private float[] out;
+        private final float[] action = new float[1];
     }
 
     private final PublishedWeights weights;
-    private final FloatPointer source;
-    private final Layer[] trunk;
-    private final Layer[] advantage;
-    private final Layer[] value;
+    private final PackedMlp plan;
+    private final Consumer<NativeFloats> pack;
     private final ActorCritic continuous;
     private final int obsWidth;
     private final int outWidth;
     private final int actionWidth;
-    private final int maxWidth;
-    private final ThreadLocal<float[][]> scratch;
+    private final ThreadLocal<Rows> scratch;
 
-    private ServingActor(final FlatParameters params, final Layer[] trunk, final Layer[] advantage,
-        final Layer[] value, final ActorCritic continuous, final int obsWidth, final int actionWidth)
+    private ServingActor(final FlatParameters params, final PackedMlp plan, final ActorCritic continuous,
+        final int actionWidth)
     {
-        if (1 != params.groupCount() || !params.group(0).isCpuFloat32())
-        {
-            throw new IllegalArgumentException("ServingActor: expected the net's parameters in one CPU float32 group, "
-                + "got " + params.groupCount() + " group(s)" + (1 == params.groupCount() ? " not on the CPU in float32"
-                : ""));
-        }
-        this.weights = new PublishedWeights((int)params.group(0).numel());
-        this.source = new FloatPointer(params.group(0).values().data_ptr());
-        this.trunk = trunk;
-        this.advantage = advantage;
-        this.value = value;
+        this.plan = plan;
+        this.weights = new PublishedWeights(plan.packedFloats());
+        this.pack = into -> plan.pack(params, into);
         this.continuous = continuous;
-        this.obsWidth = obsWidth;
+        this.obsWidth = plan.inputWidth();
+        this.outWidth = plan.outputWidth();
         this.actionWidth = actionWidth;
-        final Layer last = null == advantage ? trunk[trunk.length - 1] : advantage[advantage.length - 1];
-        this.outWidth = last.out();
-        int widest = obsWidth;
-        for (final Layer[] layers : new Layer[][] {trunk, advantage, value})
+        this.scratch = ThreadLocal.withInitial(() ->
         {
-            for (final Layer layer : null == layers ? new Layer[0] : layers)
-            {
-                widest = Math.max(widest, layer.out());
-            }
-        }
-        this.maxWidth = widest;
-        this.scratch = ThreadLocal.withInitial(() -> rows(1));
+            final Rows rows = new Rows();
+            rows.scratch = plan.newScratch(1);
+            rows.out = new float[outWidth];
+            return rows;
+        });
         publish();
     }
 
@@ -89,21 +78,26 @@ public final class ServingActor
         final DqnPolicy.Settings s = policy.settings();
         final FlatParameters params = policy.parameters();
         final long[] offsets = DqnPolicy.layerOffsets(params, s.hidden(), s.dueling());
-        final int act = Activation.TANH == s.activation() ? DenseForward.TANH : DenseForward.RELU;
-        final Layer[] trunk = new Layer[s.hidden().length];
+        final int act = Activation.TANH == s.activation() ? PackedMlp.TANH : PackedMlp.RELU;
+        final List<PackedMlp.Layer> layers = new ArrayList<>();
         int in = s.obs();
-        for (int l = 0; l < trunk.length; l++)
+        for (int l = 0; l < s.hidden().length; l++)
         {
-            trunk[l] = new Layer((int)offsets[2 * l], (int)offsets[2 * l + 1], in, (int)s.hidden()[l], act);
+            layers.add(new PackedMlp.Layer(offsets[2 * l], offsets[2 * l + 1], in, (int)s.hidden()[l], act, l - 1));
             in = (int)s.hidden()[l];
         }
         final int h = in;
-        final int at = 2 * trunk.length;
-        final Layer[] advantage = {new Layer((int)offsets[at], (int)offsets[at + 1], h, h, act),
-            new Layer((int)offsets[at + 2], (int)offsets[at + 3], h, s.actions(), DenseForward.IDENTITY)};
-        final Layer[] value = s.dueling() ? new Layer[] {new Layer((int)offsets[at + 4], (int)offsets[at + 5], h, h,
-            act), new Layer((int)offsets[at + 6], (int)offsets[at + 7], h, 1, DenseForward.IDENTITY)} : null;
-        return new ServingActor(params, trunk, advantage, value, null, s.obs(), 1);
+        final int trunk = layers.size() - 1;
+        final int at = 2 * layers.size();
+        layers.add(new PackedMlp.Layer(offsets[at], offsets[at + 1], h, h, act, trunk));
+        layers.add(new PackedMlp.Layer(offsets[at + 2], offsets[at + 3], h, s.actions(), PackedMlp.IDENTITY,
+            trunk + 1));
+        if (s.dueling())
+        {
+            layers.add(new PackedMlp.Layer(offsets[at + 4], offsets[at + 5], h, h, act, trunk));
+            layers.add(new PackedMlp.Layer(offsets[at + 6], offsets[at + 7], h, 1, PackedMlp.IDENTITY, trunk + 3));
+        }
+        return new ServingActor(params, new PackedMlp(layers, s.dueling()), null, 1);
     }
 
     /**
@@ -114,30 +108,13 @@ public final class ServingActor
      */
     public static ServingActor of(final ActorCritic policy)
     {
-        final FlatParameters params = policy.actorParameters();
-        final long[] sizes = policy.actorSizes();
-        final List<String> names = params.names();
-        final List<Layer> layers = new ArrayList<>();
-        for (int l = 0; l + 1 < sizes.length; l++)
-        {
-            final int w = names.indexOf(2 * l + ".weight");
-            final int b = names.indexOf(2 * l + ".bias");
-            if (w < 0 || b < 0)
-            {
-                throw new IllegalArgumentException("ServingActor: the actor has no layer " + 2 * l + " (" + names
-                    + ")");
-            }
-            layers.add(new Layer((int)params.offset(w), (int)params.offset(b), (int)sizes[l], (int)sizes[l + 1],
-                l + 2 < sizes.length ? DenseForward.RELU : DenseForward.IDENTITY));
-        }
-        return new ServingActor(params, layers.toArray(new Layer[0]), null, null, policy, policy.obsWidth(),
-            policy.actionWidth());
+        return new ServingActor(policy.actorParameters(), policy.actorPlan(), policy, policy.actionWidth());
     }
 
     /** Copies the policy's current weights for the readers (the training thread, while the policy is open). */
     public void publish()
     {
-        weights.publish(source);
+        weights.publish(pack);
     }
 
     /**
@@ -222,9 +199,9 @@ public final class ServingActor
         {
             throw new IllegalStateException("greedy: a TD3 or SAC actor has continuous actions; use act");
         }
-        final float[][] rows = scratch.get();
-        act(obs, 1, rows[5]);
-        return (int)rows[5][0];
+        final float[] action = scratch.get().action;
+        act(obs, 1, action);
+        return (int)action[0];
     }
 
     /**
@@ -264,11 +241,10 @@ public final class ServingActor
             throw new IllegalArgumentException("obs: expected " + rows + " rows of " + obsWidth + " floats, got "
                 + obs.length + " floats");
         }
-        float[][] s = scratch.get();
-        if (s[0].length < rows * maxWidth)
+        final Rows s = scratch.get();
+        if (s.out.length < rows * outWidth)
         {
-            s = rows(rows);
-            scratch.set(s);
+            s.out = new float[rows * outWidth];
         }
         while (true)
         {
@@ -278,64 +254,11 @@ public final class ServingActor
                 Thread.onSpinWait();
                 continue;
             }
-            final float[] out = compute(weights.buffer(stamp), obs, rows, s);
+            s.scratch = plan.forward(weights.buffer(stamp), obs, rows, s.out, s.scratch);
             if (weights.validate(stamp))
             {
-                return out;
+                return s.out;
             }
         }
-    }
-
-    private float[] compute(final float[] p, final float[] obs, final int rows, final float[][] s)
-    {
-        float[] x = obs;
-        int flip = 0;
-        for (final Layer l : trunk)
-        {
-            final float[] y = s[flip];
-            DenseForward.layer(p, l.w(), l.b(), l.in(), l.out(), x, y, rows, l.act());
-            x = y;
-            flip ^= 1;
-        }
-        if (null == advantage)
-        {
-            return x;
-        }
-        final float[] hidden = s[2];
-        final float[] a = s[3];
-        DenseForward.layer(p, advantage[0].w(), advantage[0].b(), advantage[0].in(), advantage[0].out(), x, hidden,
-            rows, advantage[0].act());
-        DenseForward.layer(p, advantage[1].w(), advantage[1].b(), advantage[1].in(), advantage[1].out(), hidden, a,
-            rows, DenseForward.IDENTITY);
-        if (null == value)
-        {
-            return a;
-        }
-        final float[] v = s[4];
-        DenseForward.layer(p, value[0].w(), value[0].b(), value[0].in(), value[0].out(), x, hidden, rows,
-            value[0].act());
-        DenseForward.layer(p, value[1].w(), value[1].b(), value[1].in(), 1, hidden, v, rows, DenseForward.IDENTITY);
-        // Q = V + (A - mean A), as the Q-network's dueling head.
-        for (int r = 0; r < rows; r++)
-        {
-            float mean = 0;
-            for (int k = 0; k < outWidth; k++)
-            {
-                mean += a[r * outWidth + k];
-            }
-            mean /= outWidth;
-            for (int k = 0; k < outWidth; k++)
-            {
-                a[r * outWidth + k] = v[r] + (a[r * outWidth + k] - mean);
-            }
-        }
-        return a;
-    }
-
-    /** Scratch for {@code rows}: two trunk rows, the head's hidden, A, V, and one action row for {@link #greedy}. */
-    private float[][] rows(final int rows)
-    {
-        final int n = rows * maxWidth;
-        return new float[][] {new float[n], new float[n], new float[n], new float[n], new float[rows], new float[1]};
     }
 }

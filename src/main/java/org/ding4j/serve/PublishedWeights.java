@@ -3,12 +3,13 @@ package org.ding4j.serve;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.Objects;
+import java.util.function.Consumer;
 
-import org.bytedeco.javacpp.FloatPointer;
+import org.ding4j.torch.NativeFloats;
 
 /**
- * A single writer's float vector (a net's flat weights) for any number of reader threads, without locks and
- * without torn reads: a seqlock over two buffers. The writer fills the buffer readers are not directed to, with its
+ * A single writer's float vector (a net's weights, packed for a native forward) for any number of reader threads,
+ * without locks and without torn reads: a seqlock over two {@link NativeFloats} buffers. The writer fills the buffer readers are not directed to, with its
  * version odd while it writes, then directs readers to it. A reader takes a stamp ({@link #tryRead}), reads the
  * stamped buffer, and keeps what it computed only if {@link #validate} says the buffer was not rewritten meanwhile
  * (that takes two publishes during one read); else it reads again. As {@link java.util.concurrent.locks.StampedLock}'s
@@ -22,7 +23,7 @@ public final class PublishedWeights
     /** Versions at indices 0 and 8: a cache line apart, so a reader of one does not share a line with the other. */
     private static final int STRIDE = 8;
 
-    private final float[][] buffers;
+    private final NativeFloats[] buffers;
     private final long[] versions = new long[2 * STRIDE];
     private volatile int current;
     /** Publishes complete and served (written after {@link #current}, so a reader that sees it gets that publish). */
@@ -35,31 +36,27 @@ public final class PublishedWeights
         {
             throw new IllegalArgumentException("size: expected >= 1, got " + size);
         }
-        buffers = new float[][] {new float[size], new float[size]};
+        buffers = new NativeFloats[] {new NativeFloats(size), new NativeFloats(size)};
     }
 
     /** @return floats in the vector */
     public int size()
     {
-        return buffers[0].length;
+        return buffers[0].size();
     }
 
     /**
-     * Publishes a copy of {@code source} (one memory copy from native memory, as a libtorch tensor's data).
+     * Publishes what {@code fill} writes (a packing of the training net's weights, say).
      *
-     * @param source the weights, at least {@link #size()} floats
+     * @param fill writes the whole vector into the buffer it is given, and nothing else; called on this thread
      */
-    public void publish(final FloatPointer source)
+    public void publish(final Consumer<NativeFloats> fill)
     {
-        Objects.requireNonNull(source, "source");
-        if (source.isNull())
-        {
-            throw new IllegalArgumentException("source: a null pointer (a closed tensor?)");
-        }
+        Objects.requireNonNull(fill, "fill");
         final int next = begin();
         try
         {
-            source.get(buffers[next], 0, buffers[next].length);
+            fill.accept(buffers[next]);
         }
         catch (final RuntimeException | Error ex)
         {
@@ -81,7 +78,7 @@ public final class PublishedWeights
             throw new IllegalArgumentException("source: expected " + size() + " floats, got " + source.length);
         }
         final int next = begin();
-        System.arraycopy(source, 0, buffers[next], 0, source.length);
+        buffers[next].view().put(0, source);
         end(next);
     }
 
@@ -130,7 +127,7 @@ public final class PublishedWeights
      * @param stamp from {@link #tryRead}
      * @return the stamped buffer, read-only: read it, then {@link #validate} the stamp before trusting what was read
      */
-    public float[] buffer(final long stamp)
+    public NativeFloats buffer(final long stamp)
     {
         return buffers[(int)(stamp & 1)];
     }

@@ -58,6 +58,15 @@ final class NativeKernels
     /** stage 0: the whole update; 1, 2, 3: its stages, gradients averaged across ranks between them. */
     static native void ac_update(long handle, long addresses, long scalars, long stats, int stage);
 
+    /** variant -1: the variant dense_forward picks; 0 to 2: 1 if this CPU runs it, else 0. */
+    static native int dense_variant(int variant);
+
+    static native void dense_pack(long plan, int layers, long params, long packed);
+
+    /** variant -1: the widest this CPU runs; else one dense_variant said it runs. */
+    static native void dense_forward(long plan, int layers, int dueling, long packed, long obs, int rows,
+        long scratch, long out, int variant);
+
     static native long malloc_in_use_bytes();
 
     static native int exit_without_later_destructors();

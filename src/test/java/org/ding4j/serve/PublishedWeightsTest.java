@@ -3,6 +3,7 @@ package org.ding4j.serve;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.FloatBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -50,14 +51,14 @@ class PublishedWeightsTest
                             retried.incrementAndGet();
                             continue;
                         }
-                        final float[] b = weights.buffer(stamp);
-                        final float first = b[0];
+                        final FloatBuffer b = weights.buffer(stamp).view();
+                        final float first = b.get(0);
                         float lo = first;
                         float hi = first;
                         for (int i = 1; i < SIZE; i++)
                         {
-                            lo = Math.min(lo, b[i]);
-                            hi = Math.max(hi, b[i]);
+                            lo = Math.min(lo, b.get(i));
+                            hi = Math.max(hi, b.get(i));
                         }
                         if (!weights.validate(stamp))
                         {
@@ -110,12 +111,12 @@ class PublishedWeightsTest
         final PublishedWeights weights = new PublishedWeights(2);
         weights.publish(new float[] {1, 1});
         final long stamp = weights.tryRead();
-        assertEquals(1f, weights.buffer(stamp)[0], 0f);
+        assertEquals(1f, weights.buffer(stamp).view().get(0), 0f);
         weights.publish(new float[] {2, 2});
         assertTrue(weights.validate(stamp), "the other buffer was written: this one is whole");
         weights.publish(new float[] {3, 3});
         assertTrue(!weights.validate(stamp), "this buffer was rewritten");
-        assertEquals(3f, weights.buffer(weights.tryRead())[1], 0f);
+        assertEquals(3f, weights.buffer(weights.tryRead()).view().get(1), 0f);
     }
 
     @Test
@@ -123,15 +124,18 @@ class PublishedWeightsTest
     {
         final PublishedWeights weights = new PublishedWeights(2);
         weights.publish(new float[] {1, 1});
-        org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-            () -> weights.publish(new org.bytedeco.javacpp.FloatPointer((org.bytedeco.javacpp.Pointer)null)));
+        org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class, () -> weights.publish(buffer ->
+        {
+            buffer.view().put(0, 7f);
+            throw new IllegalStateException("the fill failed halfway");
+        }));
         org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
             () -> weights.publish(new float[3]));
         final long stamp = weights.tryRead();
         assertTrue(stamp >= 0 && weights.validate(stamp));
-        assertEquals(1f, weights.buffer(stamp)[0], 0f);
+        assertEquals(1f, weights.buffer(stamp).view().get(0), 0f);
         weights.publish(new float[] {2, 2});
         assertEquals(2, weights.version());
-        assertEquals(2f, weights.buffer(weights.tryRead())[0], 0f);
+        assertEquals(2f, weights.buffer(weights.tryRead()).view().get(0), 0f);
     }
 }

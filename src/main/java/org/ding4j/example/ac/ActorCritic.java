@@ -6,7 +6,6 @@ import java.util.Map;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
@@ -18,8 +17,9 @@ import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
-import org.ding4j.torch.Mlp;
+import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
+import org.ding4j.torch.PackedMlp;
 
 /**
  * What TD3 and SAC share: an actor and a twin critic ({@code q1}, {@code q2}: MLPs on {@code [obs, action]}, one
@@ -113,6 +113,9 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     private ControlBatch boundBatch;
     private FusedActorCritic.Batch binding;
     private boolean freshOptimizer;
+    private final PackedMlp actorPlan;
+    /** The learner thread's acting on this policy's own actor. */
+    private final Acting acting;
 
     /**
      * @param name        for native ownership messages
@@ -129,6 +132,8 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
         actorSizes = Nets.sizes(nets.obs(), nets.actorHidden(), actorOut);
         actor = new TrainedNets(List.of(""), actorSizes, Activation.RELU, nets.lrActor(), actorTarget);
         critic = new TrainedNets(List.of("q1.", "q2."), nets.criticSizes(), Activation.RELU, nets.lrCritic(), true);
+        actorPlan = PackedMlp.sequential(actor.params(), actorSizes, Activation.RELU);
+        acting = new Acting(actor.params());
         noise = new ResumableRandom(noiseSeed);
         tau = natives.own(new Scalar(nets.tau()));
         gamma = natives.own(new Scalar(nets.discount()));
@@ -261,29 +266,51 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
     @Override
     public final void act(final float[] obs, final int rows, final float[] actions, final ResumableRandom explore)
     {
-        act(actor.net(0), obs, rows, actions, explore);
+        acting.act(obs, rows, actions, explore);
+    }
+
+    /** @return the actor's forward on packed weights, laid out as {@link #actorParameters()} */
+    public final PackedMlp actorPlan()
+    {
+        return actorPlan;
     }
 
     /**
-     * Acts with {@code net}, this policy's actor or a copy of it (parallel mode's collector thread).
-     *
-     * @param net     an actor of this policy's widths
-     * @param obs     row-major {@code [rows, obsWidth]} observations
-     * @param rows    how many rows to act on
-     * @param actions receives row-major {@code [rows, actionWidth]} actions in [-1, 1]
-     * @param explore the exploration stream, or null for the deterministic action
+     * @param params the flat parameters of this policy's actor or of a copy of it (parallel mode's collector thread)
+     * @return an actor for one thread that acts as this policy does with {@code params}' current weights
      */
-    final void act(final Mlp net, final float[] obs, final int rows, final float[] actions,
-        final ResumableRandom explore)
+    public final ContinuousActor actingOn(final FlatParameters params)
     {
-        try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
+        return new Acting(params);
+    }
+
+    /**
+     * Acts through {@link PackedMlp}: each call packs the weights as they are now (the net trains between calls; a
+     * 64-wide actor packs in about a microsecond) and runs the forward in one native call, with no allocation once
+     * its buffers fit the rows.
+     */
+    private final class Acting implements ContinuousActor
+    {
+        private final FlatParameters params;
+        private final NativeFloats packed = new NativeFloats(actorPlan.packedFloats());
+        private PackedMlp.Scratch scratch = actorPlan.newScratch(1);
+        private float[] raw = new float[actorPlan.outputWidth()];
+
+        Acting(final FlatParameters params)
         {
-            final Tensor x = ControlBatch.floats(rows, nets.obs());
-            new FloatPointer(x.data_ptr()).put(obs, 0, rows * nets.obs());
-            final Tensor out = net.forward(x).contiguous();
-            final float[] raw = new float[(int)out.numel()];
-            new FloatPointer(out.data_ptr()).get(raw);
-            final int width = (int)out.size(1);
+            this.params = Objects.requireNonNull(params, "params");
+        }
+
+        @Override
+        public void act(final float[] obs, final int rows, final float[] actions, final ResumableRandom explore)
+        {
+            final int width = actorPlan.outputWidth();
+            if (raw.length < rows * width)
+            {
+                raw = new float[rows * width];
+            }
+            actorPlan.pack(params, packed);
+            scratch = actorPlan.forward(packed, obs, rows, raw, scratch);
             for (int r = 0; r < rows; r++)
             {
                 for (int k = 0; k < nets.action(); k++)
@@ -291,6 +318,18 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
                     actions[r * nets.action() + k] = (float)action(raw, r * width, k, explore);
                 }
             }
+        }
+
+        @Override
+        public int obsWidth()
+        {
+            return nets.obs();
+        }
+
+        @Override
+        public int actionWidth()
+        {
+            return nets.action();
         }
     }
 

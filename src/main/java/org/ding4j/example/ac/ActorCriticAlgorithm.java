@@ -345,27 +345,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         {
             final Mlp net = Mlp.of(Activation.RELU, policy.actorSizes());
             final FlatParameters params = FlatParameters.of(net.module());
-            final ContinuousActor actor = new ContinuousActor()
-            {
-                @Override
-                public void act(final float[] obs, final int rows, final float[] actions,
-                    final ResumableRandom explore)
-                {
-                    policy.act(net, obs, rows, actions, explore);
-                }
-
-                @Override
-                public int obsWidth()
-                {
-                    return policy.obsWidth();
-                }
-
-                @Override
-                public int actionWidth()
-                {
-                    return policy.actionWidth();
-                }
-            };
+            final ContinuousActor actor = policy.actingOn(params);
             return new ActingCopy(policy.actorParameters(), params, net)
             {
                 @Override
