@@ -2,8 +2,9 @@
 # Runs the shipped configs (seeds 0-4) through two built checkouts of ding4j, alternating per seed, and prints each
 # run's env steps, updates, best evaluation return, training wall and updates/s from its summary.json.
 # Usage: bash benchmarks/compare_builds.sh OLD_CHECKOUT NEW_CHECKOUT [CONFIG...]
-#   each checkout built with `mvn -B -q package -DskipTests`; CONFIG: cartpole (the embedded default),
-#   pendulum_td3, pendulum_sac (default: all three). Runs go to a fresh temporary folder.
+#   each checkout built with `mvn -B -q package -DskipTests`; CONFIG: cartpole (the embedded default) or the name of
+#   a file under examples/ that both checkouts have (default: cartpole pendulum_td3 pendulum_sac; since 2026-12-06
+#   the Pendulum files hold the fast settings and pendulum_*_dizoo.yaml DI-engine's). Runs go to a temporary folder.
 set -euo pipefail
 old="$(cd "$1" && pwd)"; new="$(cd "$2" && pwd)"; shift 2
 configs=("${@:-cartpole pendulum_td3 pendulum_sac}")

@@ -14,7 +14,8 @@ import picocli.CommandLine.Command;
  */
 @Command(name = "ding4j", mixinStandardHelpOptions = true, version = "ding4j 0.1.0",
     description = "DI-engine's learner in Java on libtorch.",
-    subcommands = {TrainCommand.class, EvalCommand.class, CheckpointCommand.class, LaunchCommand.class})
+    subcommands = {TrainCommand.class, EvalCommand.class, CheckpointCommand.class, LaunchCommand.class,
+        InfoCommand.class})
 public final class Main implements Callable<Integer>
 {
     /** Exit code for bad arguments or a bad configuration. */
@@ -30,9 +31,9 @@ public final class Main implements Callable<Integer>
      */
     public static void main(final String[] args)
     {
-        // train and eval need libtorch: its loading (0.3-0.4 s) starts before picocli builds its model and parses
-        // the arguments (about 0.1 s on a cold JVM), instead of after.
-        if (args.length > 0 && ("train".equals(args[0]) || "eval".equals(args[0])))
+        // train, eval and info need libtorch: its loading (0.3-0.4 s) starts before picocli builds its model and
+        // parses the arguments (about 0.1 s on a cold JVM), instead of after.
+        if (args.length > 0 && ("train".equals(args[0]) || "eval".equals(args[0]) || "info".equals(args[0])))
         {
             skipCudaProbesOnCpuBuild();
             Natives.loadInBackground();
