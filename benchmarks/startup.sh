@@ -6,7 +6,8 @@
 # and the medians. Build first (mvn -B -q package -DskipTests); runs in a scratch folder.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-configs=("${@:-$here/examples/cartpole_dqn.yaml}")
+configs=()
+for config in "${@:-$here/examples/cartpole_dqn.yaml}"; do configs+=("$(realpath "$config")"); done
 work="$(mktemp -d)"
 cd "$work"
 # The first run after a build writes the launcher's class-data archive (a slower run, not in the table).

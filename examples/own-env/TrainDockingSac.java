@@ -4,8 +4,8 @@ import org.ding4j.example.pipeline.OffPolicyRun;
 
 /**
  * SAC on a user's own environment ({@link Docking}, a thrust in [-1, 1]) through ding4j's public API: the embedded
- * SAC config (DI-engine's Pendulum settings) with the env, its observation width and a stop value. TD3 is the same
- * with {@code policy.type: td3}. The README shows this class from its declaration on (a test keeps them equal).
+ * SAC config (examples/pendulum_sac.yaml's settings) with the env, its observation width and a stop value. TD3 is
+ * the same with {@code policy.type: td3}. The README shows this class from its declaration on (a test keeps them equal).
  * Run: {@code java --add-exports java.base/jdk.internal.misc=ALL-UNNAMED -cp CLASSES:DING4J TrainDockingSac [DIR]
  * [MAX_ENV_STEPS]}.
  */

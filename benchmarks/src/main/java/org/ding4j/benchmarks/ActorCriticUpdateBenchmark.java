@@ -29,11 +29,11 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * One TD3 or SAC update on DI-engine's Pendulum nets (TD3: 64-wide actor and critics, SAC: 128-wide), batch 128, one
- * libtorch and one OpenBLAS thread: {@code fused} (one native call: {@code FusedActorCritic}), {@code libtorch}
+ * One TD3 or SAC update on the shipped Pendulum nets ({@code nets=shipped}: 64-wide actor and critics, batch 64) or
+ * DI-engine's ({@code dizoo}: TD3 64-wide, SAC 128-wide, batch 128), one libtorch and one OpenBLAS thread: {@code fused} (one native call: {@code FusedActorCritic}), {@code libtorch}
  * (autograd, operator by operator) and {@code gemm}, the update's {@code cblas_sgemm} calls alone at the same shapes
  * (TD3: 25 per update plus 14 every second one, as its actor is delayed; SAC: 45), the floor for this BLAS on one
- * core.
+ * core. Each fork prints its update's matrix-product FLOPs ({@code FLOP per update}), for GFLOP/s.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -50,7 +50,10 @@ public class ActorCriticUpdateBenchmark
     @Param({"fused", "libtorch", "gemm"})
     public String update;
 
-    private static final int B = 128;
+    @Param({"shipped", "dizoo"})
+    public String nets;
+
+    private int b;
     private static final int OBS = 3;
     private static final int ACT = 1;
     private static final int ROW_MAJOR = 101;
@@ -73,14 +76,17 @@ public class ActorCriticUpdateBenchmark
     {
         Threads.configure(1, 1, 1);
         final boolean td3 = "td3".equals(algorithm);
-        final int h = td3 ? 64 : 128;
+        final boolean dizoo = "dizoo".equals(nets);
+        final int h = td3 || !dizoo ? 64 : 128;
+        b = dizoo ? 128 : 64;
+        gemmPlan(td3, h);
+        System.out.printf("FLOP per update (%s, %s nets): %.0f%n", algorithm, nets, flops());
         if ("gemm".equals(update))
         {
-            gemmPlan(td3, h);
             final SplittableRandom random = new SplittableRandom(2);
-            x = new FloatPointer(B * h);
+            x = new FloatPointer(b * h);
             w = new FloatPointer(h * h);
-            y = new FloatPointer(B * h);
+            y = new FloatPointer(b * h);
             for (final FloatPointer p : new FloatPointer[] {x, w, y})
             {
                 for (long i = 0; i < p.capacity(); i++)
@@ -91,20 +97,20 @@ public class ActorCriticUpdateBenchmark
             return;
         }
         torch.manual_seed(0);
-        final ActorCritic.Nets nets = new ActorCritic.Nets(OBS, ACT, new long[] {h, h}, new long[] {h, h}, B, 0.99,
+        final ActorCritic.Nets settings = new ActorCritic.Nets(OBS, ACT, new long[] {h, h}, new long[] {h, h}, b, 0.99,
             0.005, 1e-3, 1e-3);
-        policy = td3 ? new Td3Policy(new Td3Policy.Settings(nets, 2, 0.1, 0.5, 0.1), 1)
-            : new SacPolicy(new SacPolicy.Settings(nets, true, 0.2, 3e-4), 1);
+        policy = td3 ? new Td3Policy(new Td3Policy.Settings(settings, 2, 0.1, 0.5, 0.1), 1)
+            : new SacPolicy(new SacPolicy.Settings(settings, true, 0.2, 3e-4), 1);
         policy.fusedUpdate("fused".equals(update));
         policy.registerLogVars(sink);
-        batch = new ControlBatch(B, OBS, ACT);
+        batch = new ControlBatch(b, OBS, ACT);
         final SplittableRandom random = new SplittableRandom(1);
         for (int i = 0; i < batch.obs.length; i++)
         {
             batch.obs[i] = (float)random.nextDouble(-1, 1);
             batch.nextObs[i] = (float)random.nextDouble(-1, 1);
         }
-        for (int i = 0; i < B; i++)
+        for (int i = 0; i < b; i++)
         {
             batch.action[i] = (float)random.nextDouble(-1, 1);
             batch.reward[i] = (float)random.nextDouble(-16, 0);
@@ -147,16 +153,31 @@ public class ActorCriticUpdateBenchmark
         }
     }
 
-    private static void forward(final List<int[]> plan, final int[][] layers)
+    /** @return 2 M N K summed over the plan: every update's GEMMs plus half of TD3's delayed ones */
+    private double flops()
+    {
+        double sum = 0;
+        for (final int[] g : every)
+        {
+            sum += 2.0 * g[2] * g[3] * g[4];
+        }
+        for (final int[] g : alternate)
+        {
+            sum += g[2] * (double)g[3] * g[4];
+        }
+        return sum;
+    }
+
+    private void forward(final List<int[]> plan, final int[][] layers)
     {
         for (final int[] l : layers)
         {
-            plan.add(new int[] {NO_TRANS, TRANS, B, l[1], l[0]});
+            plan.add(new int[] {NO_TRANS, TRANS, b, l[1], l[0]});
         }
     }
 
     /** Weight gradients (when asked) and the input gradient of every layer but the first (or of it too). */
-    private static void backward(final List<int[]> plan, final int[][] layers, final boolean weights,
+    private void backward(final List<int[]> plan, final int[][] layers, final boolean weights,
         final boolean inputToo)
     {
         for (int i = layers.length - 1; i >= 0; i--)
@@ -164,11 +185,11 @@ public class ActorCriticUpdateBenchmark
             final int[] l = layers[i];
             if (weights)
             {
-                plan.add(new int[] {TRANS, NO_TRANS, l[1], l[0], B});
+                plan.add(new int[] {TRANS, NO_TRANS, l[1], l[0], b});
             }
             if (0 != i || inputToo)
             {
-                plan.add(new int[] {NO_TRANS, NO_TRANS, B, l[0], l[1]});
+                plan.add(new int[] {NO_TRANS, NO_TRANS, b, l[0], l[1]});
             }
         }
     }
