@@ -14,10 +14,12 @@ import java.util.Objects;
 import org.bytedeco.javacpp.chrono.Milliseconds;
 import org.bytedeco.pytorch.AllreduceOptions;
 import org.bytedeco.pytorch.Backend;
+import org.bytedeco.pytorch.BackendOptional;
 import org.bytedeco.pytorch.ByteVector;
 import org.bytedeco.pytorch.BroadcastOptions;
 import org.bytedeco.pytorch.GlooDeviceVector;
 import org.bytedeco.pytorch.PrefixStore;
+import org.bytedeco.pytorch.ProcessGroup;
 import org.bytedeco.pytorch.Store;
 import org.bytedeco.pytorch.ProcessGroupGloo;
 import org.bytedeco.pytorch.ReduceOp;
@@ -100,6 +102,8 @@ public final class DistGroup implements AutoCloseable
     private ProcessGroupNCCL nccl;
     private final AllreduceOptions sum;
     private final TensorVector one = new TensorVector(1);
+    /** The c10d ProcessGroup over the Gloo backend, made for the first Reducer ({@link #processGroup}). */
+    private ProcessGroup processGroup;
     /** Read by exchanges closing on any thread. */
     private volatile boolean closed;
     /** The next fresh tag for {@link #exchange}; every rank makes its exchanges in the same order. */
@@ -325,6 +329,23 @@ public final class DistGroup implements AutoCloseable
             return ProcessGroupGloo.createDeviceForHostname("127.0.0.1");
         }
         return ProcessGroupGloo.createDefaultDevice();
+    }
+
+    /**
+     * @return the c10d ProcessGroup with this group's Gloo backend for CPU tensors (what a Reducer takes). Made with
+     *     the presets' (rank, size) constructor: their (store, rank, size) one aborts the process (libtorch 2.10's
+     *     constructor takes a reference to itself before the presets' intrusive_ptr adopts it: "Newly-created target
+     *     had non-zero refcounts"); the store lives in the Gloo backend anyway.
+     */
+    synchronized ProcessGroup processGroup()
+    {
+        if (null == processGroup)
+        {
+            processGroup = new ProcessGroup(info.rank(), info.worldSize());
+            processGroup.setBackend(torch.DeviceType.CPU, ProcessGroup.BackendType.GLOO, new BackendOptional(gloo));
+            processGroup.setDefaultBackend(ProcessGroup.BackendType.GLOO);
+        }
+        return processGroup;
     }
 
     /** @return this process's place */
@@ -898,6 +919,11 @@ public final class DistGroup implements AutoCloseable
         }
         closed = true;
         shutdownQuietly(gloo);
+        if (null != processGroup)
+        {
+            // It holds a reference to the Gloo backend: released first, so that gloo.close() frees the backend.
+            processGroup.close();
+        }
         if (null != nccl)
         {
             shutdownQuietly(nccl);

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.function.IntSupplier;
 
 import org.bytedeco.javacpp.FloatPointer;
+import org.bytedeco.pytorch.Module;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.hook.LogReducer;
@@ -32,6 +33,7 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final DistGroup group;
     private final boolean ownsGroup;
     private final List<GradientSync> syncs;
+    private final List<DataParallel> parallels;
     private final GroupLogReducer reducer;
     private final NativeOwner natives = new NativeOwner("DistTraining");
     private final Tensor vote = natives.own(torch.zeros(2));
@@ -40,24 +42,37 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final DistGroup.Exchange voteExchange;
 
     private DistTraining(final DistGroup group, final boolean ownsGroup,
-        final List<? extends FusedOptimizer<?>> optimizers, final long bucketBytes)
+        final List<? extends FusedOptimizer<?>> optimizers, final List<List<Module>> autogradModules,
+        final long bucketBytes)
     {
         this.group = group;
         this.ownsGroup = ownsGroup;
         final List<GradientSync> attached = new ArrayList<>();
+        final List<DataParallel> reducers = new ArrayList<>();
         try
         {
-            for (final FusedOptimizer<?> optimizer : optimizers)
+            for (int i = 0; i < optimizers.size(); i++)
             {
-                attached.add(GradientSync.attach(group, optimizer, bucketBytes));
+                final List<Module> modules = i < autogradModules.size() ? autogradModules.get(i) : List.of();
+                if (modules.isEmpty())
+                {
+                    attached.add(GradientSync.attach(group, optimizers.get(i), bucketBytes));
+                }
+                else
+                {
+                    reducers.add(DataParallel.attach(group, optimizers.get(i), modules,
+                        new DataParallel.Options(bucketBytes, false, false)));
+                }
             }
         }
         catch (final RuntimeException ex)
         {
             attached.forEach(GradientSync::close);
+            reducers.forEach(DataParallel::close);
             throw ex;
         }
         this.syncs = List.copyOf(attached);
+        this.parallels = List.copyOf(reducers);
         this.reducer = new GroupLogReducer(group);
         this.voteExchange = group.exchanges(vote.nbytes()) ? group.exchange(vote) : null;
     }
@@ -124,10 +139,30 @@ public final class DistTraining implements StopVote, AutoCloseable
     public static DistTraining join(final DistInfo info, final Duration timeout,
         final List<? extends FusedOptimizer<?>> optimizers, final long bucketBytes, final String settings)
     {
+        return join(info, timeout, optimizers, List.of(), bucketBytes, settings);
+    }
+
+    /**
+     * As {@link #join(DistInfo, Duration, List, long, String)}, with the optimizers whose modules are given trained
+     * through c10d's Reducer ({@link DataParallel}: their libtorch backward all-reduces buckets as it runs) instead
+     * of a {@link GradientSync}.
+     *
+     * @param info            this rank's place
+     * @param timeout         rendezvous and collective timeout
+     * @param optimizers      the policy's optimizers, in the order every rank gives them
+     * @param autogradModules per optimizer, its modules for the Reducer, or an empty list (or none) for GradientSync
+     * @param bucketBytes     gradient bucket size in bytes; 0 for one bucket
+     * @param settings        one setting per line that every rank must share, "" for none
+     * @return the wiring; close it after training (closes the group)
+     */
+    public static DistTraining join(final DistInfo info, final Duration timeout,
+        final List<? extends FusedOptimizer<?>> optimizers, final List<List<Module>> autogradModules,
+        final long bucketBytes, final String settings)
+    {
         final DistGroup group = DistGroup.join(info, timeout, settings);
         try
         {
-            return new DistTraining(group, true, optimizers, bucketBytes);
+            return new DistTraining(group, true, optimizers, autogradModules, bucketBytes);
         }
         catch (final RuntimeException ex)
         {
@@ -145,7 +180,7 @@ public final class DistTraining implements StopVote, AutoCloseable
      */
     public static DistTraining attach(final DistGroup group, final FusedOptimizer<?> optimizer)
     {
-        return new DistTraining(group, false, List.of(optimizer),
+        return new DistTraining(group, false, List.of(optimizer), List.of(),
             GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB));
     }
 
@@ -201,10 +236,16 @@ public final class DistTraining implements StopVote, AutoCloseable
         return reducer;
     }
 
-    /** @return the gradient syncs, one per optimizer in the order they were given */
+    /** @return the gradient syncs, one per optimizer not on a Reducer, in the order they were given */
     public List<GradientSync> gradientSyncs()
     {
         return syncs;
+    }
+
+    /** @return the optimizers' c10d Reducers (the autograd modules given to {@link #join}), in list order */
+    public List<DataParallel> dataParallels()
+    {
+        return parallels;
     }
 
     @Override
@@ -216,6 +257,7 @@ public final class DistTraining implements StopVote, AutoCloseable
         }
         reducer.close();
         syncs.forEach(GradientSync::close);
+        parallels.forEach(DataParallel::close);
         natives.close();
         if (ownsGroup)
         {

@@ -122,6 +122,24 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
     }
 
     /**
+     * The libtorch autograd path's backward of {@code loss} into these parameters: through the gradient reducer when
+     * one hooks into autograd ({@link GradientReducer#backward}), else {@code loss.backward()}.
+     *
+     * @param loss the scalar loss
+     */
+    public final void backward(final Tensor loss)
+    {
+        if (null != gradientReducer)
+        {
+            gradientReducer.backward(loss);
+        }
+        else
+        {
+            loss.backward();
+        }
+    }
+
+    /**
      * Sets what combines gradients across ranks at the start of each {@link #step()} (null: none, the default).
      *
      * @param reducer the reducer, or null

@@ -1,5 +1,7 @@
 package org.ding4j.torch;
 
+import org.bytedeco.pytorch.Tensor;
+
 /**
  * Combines the gradients of all ranks in place before an optimizer step (e.g. {@code org.ding4j.dist.GradientSync}:
  * all-reduces of the flat gradient buffers). {@link FusedOptimizer#step()} calls {@link #reduce} after backward and
@@ -17,6 +19,18 @@ public interface GradientReducer
      * @param params the optimizer's parameters; their flat gradient buffers are replaced by the combined ones
      */
     void reduce(FlatParameters params);
+
+    /**
+     * Runs a libtorch backward of {@code loss} into these parameters' gradients ({@link FusedOptimizer#backward}): a
+     * reducer that hooks into autograd (c10d's Reducer) arms itself for it and reduces during it; by default the
+     * plain backward.
+     *
+     * @param loss the scalar loss
+     */
+    default void backward(final Tensor loss)
+    {
+        loss.backward();
+    }
 
     /**
      * @return whether this reducer wants {@link #gradientsFinal} calls during backward (the fused updates then run

@@ -101,7 +101,7 @@ public final class MlpRegressor implements AutoCloseable
         {
             params.zeroGrad();
             final Tensor value = loss.of(mlp.forward(inputs), targets, weights);
-            value.backward();
+            optimizer.backward(value);
             optimizer.step();
             return value.item_double();
         }

@@ -36,6 +36,8 @@ public final class DdpChild
     static final long FAIL_AT = 25;
     /** The gradient bucket size in bytes ({@code dist.bucket_mb}); 0 is the flat all-reduce after backward. */
     static final String BUCKET_BYTES_PROPERTY = "ddp.bucket_bytes";
+    /** true: the gradients go through {@link DataParallel} (c10d's Reducer, during backward) instead. */
+    static final String REDUCER_PROPERTY = "ddp.reducer";
 
     private DdpChild()
     {
@@ -64,6 +66,10 @@ public final class DdpChild
                 Long.getLong(BUCKET_BYTES_PROPERTY, GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB))))
         {
             learner.distributed(dist);
+            // The Reducer replaces the GradientSync that join attached as the optimizer's reducer.
+            final DataParallel reducer = Boolean.getBoolean(REDUCER_PROPERTY) ? DataParallel.attach(dist.group(),
+                policy.regressor().optimizer(), java.util.List.of(policy.regressor().mlp().module()),
+                new DataParallel.Options(Long.getLong(BUCKET_BYTES_PROPERTY, 1L << 20), false, false)) : null;
             final double[] local = new double[1];
             // log_reduce runs at priority 10: one hook sees the rank's own value, the other the reduced one.
             learner.registerHook(new LearnerHook("record_local", 0, HookPosition.AFTER_ITER)
@@ -106,13 +112,18 @@ public final class DdpChild
                 learner.train(1000L * i + rank);
             }
             System.out.printf(Locale.ROOT, "US_PER_UPDATE %.1f%n", (System.nanoTime() - began) / 1e3 / updates);
-            System.out.println("BUCKETS " + dist.gradientSyncs().get(0).bucketCount());
-            if (dist.gradientSyncs().get(0).reductions() != updates)
+            System.out.println("BUCKETS " + (null != reducer ? reducer.bucketCount()
+                : dist.gradientSyncs().get(0).bucketCount()));
+            final long reductions = null != reducer ? reducer.reductions() : dist.gradientSyncs().get(0).reductions();
+            if (reductions != updates)
             {
-                throw new IllegalStateException("expected " + updates + " gradient reductions, got "
-                    + dist.gradientSyncs().get(0).reductions());
+                throw new IllegalStateException("expected " + updates + " gradient reductions, got " + reductions);
             }
             write(policy.regressor().parameters().group(0).values(), dir.resolve("rank" + rank + ".bin"));
+            if (null != reducer)
+            {
+                reducer.close();
+            }
             System.out.println("DONE");
         }
         catch (final RuntimeException ex)

@@ -116,6 +116,47 @@ class DistributedTest
         assertArrayEquals(results[0], results[1], "4 buckets (one per parameter) differ from the flat all-reduce");
     }
 
+    /**
+     * c10d's Reducer all-reduces the buckets during backward and halves before the sum; with 2 ranks each element is
+     * still (a + b) / 2 exactly, so it must train bit-identically to the flat all-reduce after backward.
+     */
+    @Test
+    void theReducerShouldTrainBitIdenticallyToTheFlatAllReduce() throws Exception
+    {
+        final byte[][] results = new byte[2][];
+        for (int run = 0; run < 2; run++)
+        {
+            final Path runDir = Files.createDirectories(dir.resolve("reducer" + run));
+            final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train",
+                "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=" + (0 == run ? 0 : 1),
+                "-D" + DdpChild.REDUCER_PROPERTY + "=" + (1 == run));
+            for (final ChildJvm rank : ranks)
+            {
+                assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
+                // The Reducer with a 1-byte cap: one bucket per parameter, as DDP cuts them.
+                assertEquals("BUCKETS " + (0 == run ? 1 : 4), rank.firstLine(l -> l.startsWith("BUCKETS ")),
+                    rank::output);
+            }
+            results[run] = Files.readAllBytes(runDir.resolve("rank0.bin"));
+            assertArrayEquals(results[run], Files.readAllBytes(runDir.resolve("rank1.bin")), "ranks differ");
+        }
+        assertArrayEquals(results[0], results[1], "the Reducer's parameters differ from the flat all-reduce's");
+    }
+
+    @Test
+    void aKilledRankShouldMakeTheOthersFailWithinTheTimeoutOnTheReducerToo() throws Exception
+    {
+        final List<ChildJvm> ranks = launch(dir, 2, 1_000_000, 60_000, "train",
+            "-D" + DdpChild.REDUCER_PROPERTY + "=true");
+        assertTrue(ranks.get(1).reached.await(120, TimeUnit.SECONDS), () -> ranks.get(1).output());
+        ranks.get(1).process.destroyForcibly();
+        final long start = System.nanoTime();
+        assertEquals(3, ranks.get(0).await(120), ranks.get(0)::output);
+        final double seconds = (System.nanoTime() - start) / 1e9;
+        assertTrue(seconds < 45, "rank 0 failed after " + seconds + " s, as if it had waited for the 60 s timeout");
+        assertTrue(failure(ranks.get(0)).contains("failed on rank 0 of 2"), ranks.get(0)::output);
+    }
+
     @Test
     void aKilledRankShouldMakeTheOthersFailWithinTheTimeout() throws Exception
     {

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.stream.LongStream;
 
 import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.Module;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -282,6 +283,13 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         public List<? extends FusedOptimizer<?>> optimizers()
         {
             return List.of(policy.optimizer());
+        }
+
+        /** The autograd path's online net goes to c10d's Reducer; the fused update overlaps on its own. */
+        @Override
+        public List<List<Module>> autogradModules()
+        {
+            return policy.fusedUpdate() ? List.of() : List.of(List.of(policy.online().module()));
         }
 
         @Override

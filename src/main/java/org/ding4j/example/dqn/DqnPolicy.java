@@ -379,7 +379,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
             final Tensor perSample = settings.huber() ? torch.huber_loss(qTaken, tdTarget, REDUCTION_NONE, 1.0)
                 : td.mul(td);
             final Tensor lossTensor = perSample.mul(batch.weightTensor()).mean();
-            lossTensor.backward();
+            optimizer.backward(lossTensor);
             optimizer.step();
             lastLoss = lossTensor.item_double();
             lastQ = q.detach().mean().item_double();

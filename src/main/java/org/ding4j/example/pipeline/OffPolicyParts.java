@@ -3,6 +3,7 @@ package org.ding4j.example.pipeline;
 import java.util.List;
 import java.util.Map;
 
+import org.bytedeco.pytorch.Module;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.policy.Policy;
@@ -105,6 +106,17 @@ public interface OffPolicyParts<B> extends AutoCloseable
 
     /** @return a new batch of {@link #batchSize()} samples (parallel mode keeps a ring of them in flight) */
     B newBatch();
+
+    /**
+     * @return per optimizer (as {@link #optimizers()} lists them), the modules whose libtorch autograd backward a
+     *     data-parallel run hands to c10d's Reducer ({@link org.ding4j.dist.DataParallel}: buckets all-reduced while
+     *     backward runs); an empty list, or none at all (the default), keeps that optimizer on
+     *     {@link org.ding4j.dist.GradientSync} (the fused updates, which overlap on their own)
+     */
+    default List<List<Module>> autogradModules()
+    {
+        return List.of();
+    }
 
     /** Closes the envs, the replay's native buffers and the policy. */
     @Override

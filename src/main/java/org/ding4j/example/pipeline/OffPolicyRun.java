@@ -144,7 +144,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             {
                 joined = DistTraining.join(dist,
                     Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), parts.optimizers(),
-                    GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")), cfg.settingLines());
+                    parts.autogradModules(), GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")),
+                    cfg.settingLines());
                 made.distributed(joined);
                 for (final FlatParameters target : parts.targets())
                 {
@@ -421,6 +422,11 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         paths.put("config", Path.of(exp, "total_config.yaml").toString());
         paths.put("world_size", dist.worldSize());
         paths.put("env_steps_all_ranks", parts.envSteps() * dist.worldSize());
+        if (null != distTraining)
+        {
+            // How each rank averaged gradients: the fused updates' buckets, or c10d's Reducer on the autograd path.
+            paths.put("gradient_reduction", distTraining.dataParallels().isEmpty() ? "gradient_sync" : "reducer");
+        }
         return new Summary(algorithm, seed, schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
             parts.envSteps(), learner.trainIter(), wallS, setupS, warmupS, learner.trainIter() / wallS,
             cfg.getString("pipeline.mode"), interrupted, null == error ? null : error.toString(), paths);

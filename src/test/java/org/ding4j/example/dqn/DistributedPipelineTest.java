@@ -88,6 +88,26 @@ class DistributedPipelineTest
         assertFalse(Files.exists(dir.resolve("r1/ddp/summary.json")), "only rank 0 writes the summary");
     }
 
+    /**
+     * DQN on libtorch autograd ({@code fused_update: false}) on 2 ranks: the online net's gradients go through c10d's
+     * Reducer during backward, and both ranks still end on the same line (same averaged gradients, same nets).
+     */
+    @Test
+    void twoRanksOfAutogradDqnShouldTrainOneJobInLockstepOnTheReducer() throws Exception
+    {
+        final List<ChildJvm> ranks = launch("--set", "policy.learn.fused_update=false", "--set",
+            "pipeline.max_train_iter=300");
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(0, rank.await(240), rank::output);
+        }
+        final String line0 = ranks.get(0).firstLine(line -> END.matcher(line).find());
+        assertEquals(line0, ranks.get(1).firstLine(line -> END.matcher(line).find()));
+        final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
+        assertEquals(2, summary.get("world_size").asInt());
+        assertEquals("reducer", summary.get("gradient_reduction").asText());
+    }
+
     @Test
     void aSignalToOneRankShouldStopBothAtTheSameUpdateAndSaveTheInterruptCheckpoint() throws Exception
     {

@@ -1,0 +1,254 @@
+package org.ding4j.dist;
+
+import java.util.List;
+import java.util.Objects;
+
+import org.bytedeco.pytorch.BoolVector;
+import org.bytedeco.pytorch.Module;
+import org.bytedeco.pytorch.Reducer;
+import org.bytedeco.pytorch.SizeTStringMap;
+import org.bytedeco.pytorch.SizeTVector;
+import org.bytedeco.pytorch.SizeTVectorVector;
+import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.TensorVector;
+import org.bytedeco.pytorch.global.torch;
+import org.ding4j.torch.FlatParameters;
+import org.ding4j.torch.FusedOptimizer;
+import org.ding4j.torch.GradientReducer;
+
+/**
+ * Data-parallel training of a user's own libtorch modules on c10d's {@code Reducer}, the C++ engine under PyTorch's
+ * {@code DistributedDataParallel}: it registers its own autograd hooks on every parameter, and while backward runs it
+ * all-reduces each gradient bucket (reverse parameter order, {@code dist.bucket_mb} each, as DDP cuts them) as soon
+ * as all of that bucket's gradients are accumulated; backward ends with the averaged gradients in place. Use it where
+ * the update is libtorch autograd ({@code fused_update: false}, or a {@code Policy} of one's own); ding4j's fused
+ * updates overlap through {@link GradientSync} instead.
+ * <p>
+ * A policy's update then reads, with {@code dp} from {@link #attach}:
+ * <pre>{@code
+ * params.zeroGrad();
+ * optimizer.backward(lossOf(module.forward(x), y));   // the Reducer all-reduces the buckets while this runs
+ * optimizer.step();                                   // checks every bucket was reduced, then steps
+ * }</pre>
+ * Options as DDP's: unused-parameter detection off by default (a parameter that gets no gradient then leaves its
+ * bucket unreduced, and the step fails naming that; with it on, the loss's graph is searched each step),
+ * {@code static_graph}. Gradients are not bucket views ({@code gradient_as_bucket_view}): the
+ * parameters' gradients are views of the optimizer's flat buffer, which the fused step reads, so the Reducer copies
+ * each gradient into its bucket and the average back. CPU tensors on the group's Gloo backend only (a CUDA module is
+ * refused: the presets' {@code ProcessGroup} is made here around Gloo alone). Every rank ends each step with
+ * bit-identical parameters; with 2 ranks they equal {@link GradientSync}'s flat all-reduce bit for bit (halving
+ * before the sum or after it is exact).
+ * <p>
+ * Thread contract: the training thread; close it before its {@link DistGroup}.
+ */
+public final class DataParallel implements GradientReducer, AutoCloseable
+{
+    /**
+     * DDP's options.
+     *
+     * @param bucketBytes          the bucket cap in bytes ({@code dist.bucket_mb}); 0: one bucket for everything
+     * @param findUnusedParameters search the outputs' graph for parameters without a gradient each step
+     * @param staticGraph          the set of used parameters never changes (lets the Reducer skip that search)
+     */
+    public record Options(long bucketBytes, boolean findUnusedParameters, boolean staticGraph)
+    {
+        /** Checks the cap. */
+        public Options
+        {
+            if (bucketBytes < 0)
+            {
+                throw new IllegalArgumentException("bucketBytes: expected >= 0 (0: one bucket), got " + bucketBytes);
+            }
+        }
+
+        /** @return {@link GradientSync#DEFAULT_BUCKET_MB} buckets, no unused-parameter search, no static graph */
+        public static Options defaults()
+        {
+            return new Options(GradientSync.bytesOf(GradientSync.DEFAULT_BUCKET_MB), false, false);
+        }
+    }
+
+    private final Reducer reducer;
+    private final DistInfo info;
+    private final TensorVector parameters;
+    private final TensorVector noOutputs = new TensorVector();
+    private final Options options;
+    private final int buckets;
+    private boolean prepared;
+    private long reductions;
+    private boolean closed;
+
+    private DataParallel(final Reducer reducer, final DistInfo info, final TensorVector parameters,
+        final Options options, final int buckets)
+    {
+        this.reducer = reducer;
+        this.info = info;
+        this.parameters = parameters;
+        this.options = options;
+        this.buckets = buckets;
+    }
+
+    /**
+     * Broadcasts rank 0's parameters to every rank, builds the Reducer over {@code modules}' parameters and makes it
+     * {@code optimizer}'s gradient reducer.
+     *
+     * @param group     the process group
+     * @param optimizer the optimizer over exactly these modules' parameters (its {@link FlatParameters})
+     * @param modules   the modules, in the order their parameters were flattened
+     * @param options   bucket cap, unused-parameter search, static graph
+     * @return the data-parallel wrapper; close it after training, before the group
+     * @throws IllegalArgumentException if the modules' parameters are not the optimizer's, or not on the CPU
+     * @throws DistException            if the broadcast fails
+     */
+    public static DataParallel attach(final DistGroup group, final FusedOptimizer<?> optimizer,
+        final List<Module> modules, final Options options)
+    {
+        Objects.requireNonNull(group, "group");
+        Objects.requireNonNull(options, "options");
+        final FlatParameters flat = optimizer.parameters();
+        final TensorVector parameters = new TensorVector();
+        long numel = 0;
+        for (final Module module : modules)
+        {
+            final TensorVector own = module.parameters();
+            for (long i = 0; i < own.size(); i++)
+            {
+                final Tensor p = own.get(i);
+                if (!p.is_cpu())
+                {
+                    throw new IllegalArgumentException("modules: parameter " + parameters.size() + " is on "
+                        + p.device().str().getString() + "; DataParallel runs CPU tensors on Gloo");
+                }
+                numel += p.numel();
+                parameters.push_back(p);
+            }
+        }
+        if (parameters.size() != flat.size() || numel != flat.numel())
+        {
+            throw new IllegalArgumentException("modules: expected the optimizer's " + flat.size() + " parameters ("
+                + flat.numel() + " floats), got " + parameters.size() + " (" + numel + " floats)");
+        }
+        GradientSync.broadcastParameters(group, flat);
+        final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
+        // As DDP: cut in parameter order, then handed over last bucket first, the order backward makes them ready.
+        final SizeTVectorVector cut = torch.compute_bucket_assignment_by_size(parameters, new SizeTVector(cap)).get0();
+        final SizeTVectorVector reversed = new SizeTVectorVector();
+        for (long b = cut.size() - 1; b >= 0; b--)
+        {
+            reversed.push_back(cut.get(b));
+        }
+        final Reducer reducer = new Reducer(parameters, reversed, group.processGroup(),
+            new BoolVector(new boolean[(int)parameters.size()]), cap, options.findUnusedParameters(), false,
+            new SizeTStringMap(), cap, false, false);
+        if (options.staticGraph())
+        {
+            reducer.set_static_graph();
+        }
+        final DataParallel dp = new DataParallel(reducer, group.info(), parameters, options,
+            (int)reversed.size());
+        optimizer.gradientReducer(dp);
+        return dp;
+    }
+
+    /**
+     * Runs {@code loss}'s backward with the Reducer armed for it (as DDP's forward arms it): the buckets are
+     * all-reduced while backward runs, and it returns with the averaged gradients in place.
+     *
+     * @param loss the scalar loss of this step
+     * @throws DistException naming this rank when the backward or one of its collectives fails (a peer gone, the
+     *                       timeout)
+     * @throws IllegalStateException when closed
+     */
+    @Override
+    public void backward(final Tensor loss)
+    {
+        checkOpen();
+        // With the search on, the loss's graph is what reaches every used parameter (DDP searches its outputs').
+        final TensorVector searched = options.findUnusedParameters() ? new TensorVector(loss) : noOutputs;
+        try
+        {
+            reducer.prepare_for_backward(searched);
+            prepared = true;
+            loss.backward();
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException("backward with gradient all-reduce", info, String.valueOf(ex.getMessage())
+                .lines().findFirst().orElse(""), ex);
+        }
+        finally
+        {
+            if (searched != noOutputs)
+            {
+                searched.close();
+            }
+        }
+    }
+
+    /**
+     * Checks that the backward since the last step ({@link #backward}) reduced every bucket (the averages are then in the
+     * gradients already).
+     *
+     * @throws IllegalStateException without a prepared backward
+     * @throws DistException         naming the likely cause when a bucket was not reduced (a parameter without a
+     *                               gradient, the unused-parameter case) or a collective failed
+     */
+    @Override
+    public void reduce(final FlatParameters params)
+    {
+        checkOpen();
+        if (!prepared)
+        {
+            throw new IllegalStateException("DataParallel: a step whose backward did not run through it (call "
+                + "optimizer.backward(loss) or DataParallel.backward(loss)): the gradients were not averaged");
+        }
+        prepared = false;
+        try
+        {
+            reducer.check_finalized();
+        }
+        catch (final RuntimeException ex)
+        {
+            final String message = String.valueOf(ex.getMessage());
+            throw new DistException("allreduce gradients", info, "the backward did not reduce every bucket: "
+                + "a parameter got no gradient (not used by the loss; use every parameter, or "
+                + "findUnusedParameters) or a collective failed: " + message.lines().findFirst().orElse(""), ex);
+        }
+        reductions++;
+    }
+
+    /** @return the buckets */
+    public int bucketCount()
+    {
+        return buckets;
+    }
+
+    /** @return steps whose gradients were averaged */
+    public long reductions()
+    {
+        return reductions;
+    }
+
+    private void checkOpen()
+    {
+        if (closed)
+        {
+            throw new IllegalStateException("DataParallel: closed");
+        }
+    }
+
+    /** Removes the Reducer's autograd hooks and frees it; the modules train on alone. */
+    @Override
+    public void close()
+    {
+        if (closed)
+        {
+            return;
+        }
+        closed = true;
+        reducer.remove_autograd_hooks();
+        reducer.close();
+        parameters.close();
+        noOutputs.close();
+    }
+}
