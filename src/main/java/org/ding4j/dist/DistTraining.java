@@ -39,7 +39,7 @@ public final class DistTraining implements StopVote, AutoCloseable
     private final Tensor vote = natives.own(torch.zeros(2));
     private final FloatPointer voteData = new FloatPointer(vote.data_ptr());
     private final float[] voteStage = new float[2];
-    private final DistGroup.Exchange voteExchange;
+    private final Exchange voteExchange;
 
     private DistTraining(final DistGroup group, final boolean ownsGroup,
         final List<? extends FusedOptimizer<?>> optimizers, final List<List<Module>> autogradModules,

@@ -67,7 +67,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
         final long bytes;
         final TensorVector tensors;
         /** Set for a bucket small enough to be summed by direct exchange, else null (Gloo's all-reduce). */
-        DistGroup.Exchange exchange;
+        Exchange exchange;
         Work work;
         AllReduceEvent event;
 

@@ -40,7 +40,7 @@ public final class GroupLogReducer implements LogReducer, AutoCloseable
     /** The message: the count, the values, the vote's slots; as long as the registered keys allow. */
     private Tensor packed;
     /** Sums packed by direct exchange (2 ranks, or few and small), made with it; null: the all-reduce. */
-    private DistGroup.Exchange exchange;
+    private Exchange exchange;
     private DoublePointer data;
     private double[] staging = new double[0];
     private int[] indices = new int[0];

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link DistGroup.Exchange} on a real two-rank Gloo group in this JVM (one thread per rank, over loopback): the
+ * {@link Exchange} on a real two-rank Gloo group in this JVM (one thread per rank, over loopback): the
  * receives of the next sum are posted ahead into two buffers used in turn, so every sum must still pair the peers'
  * values of the same round; a start or finish out of turn is refused before it touches the wire; closing the
  * exchanges with receives posted and then the groups ends cleanly.
@@ -72,7 +72,7 @@ class ExchangeTest
             Duration.ofSeconds(60));
             Tensor values = torch.zeros(64))
         {
-            final DistGroup.Exchange exchange = group.exchange(values);
+            final Exchange exchange = group.exchange(values);
             assertThrows(IllegalStateException.class, () -> exchange.finish("test"), "finish before any start");
             for (int round = 0; round < ROUNDS; round++)
             {

@@ -13,9 +13,12 @@ import org.ding4j.testing.NetnsHosts;
  * The scaling table of benchmarks/README.md: per-update time of a fused MLP step ({@link ScalingChild}) on 1 rank,
  * and on 2 ranks in 2 network namespaces ({@link NetnsHosts}) at each link delay, with the flat all-reduce and the
  * bucketed, overlapped one run alternately (flat, buckets, flat, buckets), each cell the median of its two runs'
- * medians. Run by {@code benchmarks/scaling.sh}; needs root (namespaces).
+ * medians. With {@code --autograd} the step is libtorch autograd instead, and the two alternating columns are the
+ * bucketed all-reduce after backward ({@link GradientSync}) and c10d's Reducer during backward ({@link DataParallel}).
+ * Run by {@code benchmarks/scaling.sh}; needs root (namespaces).
  * <p>
- * Arguments: name=widths:batch:updates ... [--delays-us 0,300,1000,5000] [--bucket-mb 1]; the system property
+ * Arguments: name=widths:batch:updates ... [--delays-us 0,300,1000,5000] [--bucket-mb 1] [--autograd]; the system
+ * property
  * {@value DistGroup#EXCHANGE_MAX_BYTES_PROPERTY} and {@value DistGroup#POST_AHEAD_PROPERTY} are passed on to the ranks.
  */
 public final class ScalingBench
@@ -28,12 +31,17 @@ public final class ScalingBench
     {
         long[] delays = {0, 300, 1000, 5000};
         double bucketMb = GradientSync.DEFAULT_BUCKET_MB;
+        boolean autograd = false;
         final List<String[]> nets = new ArrayList<>();
         for (int i = 0; i < args.length; i++)
         {
             if ("--delays-us".equals(args[i]))
             {
                 delays = java.util.Arrays.stream(args[++i].split(",")).mapToLong(Long::parseLong).toArray();
+            }
+            else if ("--autograd".equals(args[i]))
+            {
+                autograd = true;
             }
             else if ("--bucket-mb".equals(args[i]))
             {
@@ -48,12 +56,16 @@ public final class ScalingBench
         }
         final Path dir = Files.createTempDirectory("ding4j-scaling");
         final long bucketBytes = GradientSync.bytesOf(bucketMb);
-        System.out.println("| net (parameters, batch) | 1 rank ms | delay ms | 2 ranks flat ms (x) "
-            + "| 2 ranks buckets ms (x) | buckets |");
+        // Fused: flat against buckets; autograd: buckets after backward against the Reducer's during it.
+        final String[] modes = autograd ? new String[] {"autograd", "reducer"} : new String[] {"fused", "fused"};
+        final long[] caps = autograd ? new long[] {bucketBytes, bucketBytes} : new long[] {0, bucketBytes};
+        System.out.println(autograd ? "| net (parameters, batch) | 1 rank autograd ms | delay ms | 2 ranks after "
+            + "backward ms (x) | 2 ranks Reducer ms (x) | buckets |" : "| net (parameters, batch) | 1 rank ms | delay ms "
+            + "| 2 ranks flat ms (x) | 2 ranks buckets ms (x) | buckets |");
         System.out.println("|---|---|---|---|---|---|");
         for (final String[] net : nets)
         {
-            final String[] single = run(null, net, 0, 1);
+            final String[] single = run(null, net, 0, 1, modes[0]);
             final double one = Double.parseDouble(single[0]) / 1e3;
             for (final long delay : delays)
             {
@@ -64,8 +76,8 @@ public final class ScalingBench
                 {
                     for (int k = 0; k < 2; k++)
                     {
-                        flat[k] = Double.parseDouble(run(hosts, net, 0, 2)[0]) / 1e3;
-                        final String[] b = run(hosts, net, bucketBytes, 2);
+                        flat[k] = Double.parseDouble(run(hosts, net, caps[0], 2, modes[0])[0]) / 1e3;
+                        final String[] b = run(hosts, net, caps[1], 2, modes[1]);
                         bucketed[k] = Double.parseDouble(b[0]) / 1e3;
                         buckets = b[1];
                     }
@@ -80,8 +92,8 @@ public final class ScalingBench
     }
 
     /** @return median us, bucket count, parameter count of rank 0 */
-    private static String[] run(final NetnsHosts hosts, final String[] net, final long bucketBytes, final int world)
-        throws Exception
+    private static String[] run(final NetnsHosts hosts, final String[] net, final long bucketBytes, final int world,
+        final String mode) throws Exception
     {
         final Path out = Files.createTempDirectory("ding4j-scaling-run");
         final int port = 29700;
@@ -99,7 +111,7 @@ public final class ScalingBench
             }
             command.addAll(List.of(Integer.toString(r), Integer.toString(world), Integer.toString(port),
                 null == hosts ? "127.0.0.1" : hosts.address(0), net[1], net[2], Long.toString(bucketBytes),
-                "10", net[3]));
+                "10", net[3], mode));
             final ProcessBuilder builder = new ProcessBuilder(null == hosts ? command : hosts.onHost(r, command));
             if (null != hosts)
             {

@@ -2,6 +2,7 @@ package org.ding4j.dist;
 
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 
 import org.bytedeco.pytorch.Tensor;
@@ -12,12 +13,14 @@ import org.ding4j.torch.MlpRegressor;
 import org.ding4j.torch.Threads;
 
 /**
- * One rank of {@link ScalingBench}: a fused MLP regression step (forward, MSE, backward, Adam) on a fixed random
- * batch, with its gradients averaged over the group ({@link GradientSync}, flat or in buckets) when the world has
- * more than one rank. Prints {@code MEDIAN_US u} (the median wall time of the timed updates), {@code BUCKETS n} and
- * {@code PARAMS p}.
+ * One rank of {@link ScalingBench}: an MLP regression step (forward, MSE, backward, Adam) on a fixed random batch,
+ * with its gradients averaged over the group when the world has more than one rank. Modes: {@code fused} (one
+ * native call, {@link GradientSync} flat or in buckets overlapping backward), {@code autograd} (libtorch autograd,
+ * GradientSync after backward), {@code reducer} (libtorch autograd, c10d's Reducer during backward:
+ * {@link DataParallel}). Prints {@code MEDIAN_US u} (the median wall time of the timed updates), {@code BUCKETS n}
+ * and {@code PARAMS p}.
  * <p>
- * Arguments: rank world port masterAddr widths(comma-separated) batch bucketBytes warmup updates.
+ * Arguments: rank world port masterAddr widths(comma-separated) batch bucketBytes warmup updates [mode].
  */
 public final class ScalingChild
 {
@@ -37,18 +40,31 @@ public final class ScalingChild
         final long bucketBytes = Long.parseLong(args[6]);
         final int warmup = Integer.parseInt(args[7]);
         final int updates = Integer.parseInt(args[8]);
+        final String mode = args.length > 9 ? args[9] : "fused";
         torch.manual_seed(7 + rank);
         try (MlpRegressor regressor = new MlpRegressor(Mlp.of(widths), AdamConfig.adam(1e-4), 0.0);
             Tensor x = torch.randn(batch, widths[0]);
             Tensor y = torch.randn(batch, widths[widths.length - 1]))
         {
-            regressor.fusedStep(batch);
+            if ("fused".equals(mode))
+            {
+                regressor.fusedStep(batch);
+            }
             DistGroup group = null;
             GradientSync sync = null;
+            DataParallel reducer = null;
             if (world > 1)
             {
                 group = DistGroup.join(new DistInfo(rank, world, rank, master, port), Duration.ofSeconds(120));
-                sync = GradientSync.attach(group, regressor.optimizer(), bucketBytes);
+                if ("reducer".equals(mode))
+                {
+                    reducer = DataParallel.attach(group, regressor.optimizer(), List.of(regressor.mlp().module()),
+                        new DataParallel.Options(bucketBytes, false, false));
+                }
+                else
+                {
+                    sync = GradientSync.attach(group, regressor.optimizer(), bucketBytes);
+                }
             }
             final long[] times = new long[updates];
             for (int i = 0; i < warmup + updates; i++)
@@ -62,11 +78,19 @@ public final class ScalingChild
             }
             Arrays.sort(times);
             System.out.printf(Locale.ROOT, "MEDIAN_US %.1f%n", times[updates / 2] / 1e3);
-            System.out.println("BUCKETS " + (null == sync ? 0 : sync.bucketCount()));
+            System.out.println("BUCKETS " + (null != reducer ? reducer.bucketCount() : null == sync ? 0
+                : sync.bucketCount()));
             System.out.println("PARAMS " + regressor.parameters().numel());
+            if (null != reducer)
+            {
+                reducer.close();
+            }
             if (null != sync)
             {
                 sync.close();
+            }
+            if (null != group)
+            {
                 group.close();
             }
         }

@@ -1,0 +1,243 @@
+package org.ding4j.dist;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Locale;
+
+import org.bytedeco.javacpp.chrono.Milliseconds;
+import org.bytedeco.pytorch.ByteVector;
+import org.bytedeco.pytorch.PrefixStore;
+import org.bytedeco.pytorch.Store;
+import org.bytedeco.pytorch.StringVector;
+import org.bytedeco.pytorch.TCPStore;
+import org.bytedeco.pytorch.TCPStoreOptions;
+
+/**
+ * A {@link DistGroup}'s meeting point: the {@code TCPStore} that rank 0 hosts at {@code MASTER_ADDR:MASTER_PORT}
+ * (under torchrun's static rendezvous, {@code TORCHELASTIC_USE_AGENT_STORE=True}, the one its agent hosts there,
+ * under its prefix per attempt), the check that every rank joined the same job with the same world size and
+ * settings, and the key where a failing rank leaves its cause for the others. The backends (Gloo, NCCL) rendezvous on
+ * {@link #store()}. Owned by its group, which closes it last.
+ */
+final class Rendezvous implements AutoCloseable
+{
+    /** The store key under which a failing rank leaves its cause for the others. */
+    private static final String FAILURE_KEY = "ding4j/failure";
+    /** Where rank 0 writes the job's identity for the others to check. */
+    private static final String JOB_KEY = "ding4j/job";
+    /** Set by a rank once it has read rank 0's identity, so that rank 0 (the store's host) knows it may exit. */
+    private static final String READ_SUFFIX = "/read";
+
+    private final DistInfo info;
+    private final Duration timeout;
+    /** The connection to the store (hosted by rank 0, or by torchrun's agent). */
+    private final TCPStore tcp;
+    /** What the ranks rendezvous on: the store itself, or torchrun's prefix of it. */
+    private final Store store;
+
+    /**
+     * Connects to (rank 0: hosts) the store and checks the job.
+     *
+     * @param info     this process's place
+     * @param timeout  how long the store waits for a key or a peer
+     * @param settings one setting per line that every rank must share
+     * @throws DistException if the store cannot be reached or hosted, or the ranks' jobs differ
+     */
+    Rendezvous(final DistInfo info, final Duration timeout, final String settings)
+    {
+        this.info = info;
+        this.timeout = timeout;
+        final Milliseconds millis = new Milliseconds(timeout.toMillis());
+        final TCPStoreOptions storeOptions = new TCPStoreOptions()
+            .port((short)info.masterPort())
+            .isServer(0 == info.rank() && !info.usesAgentStore())
+            .waitWorkers(false)
+            .timeout(millis);
+        try
+        {
+            tcp = new TCPStore(info.masterAddr(), storeOptions);
+            store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
+        }
+        catch (final RuntimeException ex)
+        {
+            final String reason = DistGroup.reason(ex);
+            throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
+                + (reason.toLowerCase(Locale.ROOT).contains("address already in use")
+                ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
+                : " failed within " + timeout.toMillis() + " ms: ") + reason, ex);
+        }
+        try
+        {
+            checkJob(settings);
+        }
+        catch (final RuntimeException ex)
+        {
+            close();
+            throw ex;
+        }
+    }
+
+    /** @return what the backends rendezvous on */
+    Store store()
+    {
+        return store;
+    }
+
+    /**
+     * Every rank checks that it joins its own job with the same world size and settings before any collective: two
+     * jobs on one port would otherwise pair their ranks and average each other's gradients, and ranks of one job
+     * started with different configs would train on, each with its own. Rank 0 writes its identity and settings
+     * into its store and reads every other rank's (under keys of this job's id, so a rank of another job overwrites
+     * nothing); each other rank writes its own and reads rank 0's. A mismatch fails both sides at once, naming the
+     * first setting that differs.
+     */
+    private void checkJob(final String settings)
+    {
+        // Line 0 the job, line 1 the world size, then the settings: compare() names the first line that differs.
+        final String mine = info.jobId() + "\nworld size " + info.worldSize() + "\n" + settings;
+        if (0 == info.rank())
+        {
+            store.set(JOB_KEY, mine);
+            for (int r = 1; r < info.worldSize(); r++)
+            {
+                final String key = JOB_KEY + "/" + info.jobId() + "/rank" + r;
+                final String theirs = read(key, "rank " + r + " did not join");
+                try
+                {
+                    compare(theirs, mine, "rank " + r);
+                }
+                catch (final DistException mismatch)
+                {
+                    // Rank r fails on the same comparison once it has read this rank's identity; this process hosts
+                    // the store, so it stays until then (a few seconds at most), or rank r would only see the
+                    // connection close.
+                    awaitQuietly(key + READ_SUFFIX, Duration.ofSeconds(Math.min(10, timeout.toSeconds())));
+                    throw mismatch;
+                }
+            }
+            return;
+        }
+        final String key = JOB_KEY + "/" + info.jobId() + "/rank" + info.rank();
+        store.set(key, mine);
+        final String theirs = read(JOB_KEY, "the store did not say which job it serves");
+        store.set(key + READ_SUFFIX, "1");
+        compare(theirs, mine, "rank 0");
+    }
+
+    /** Waits for a store key, for at most {@code limit}; a key that does not come (a rank died) ends the wait. */
+    private void awaitQuietly(final String key, final Duration limit)
+    {
+        try (StringVector keys = new StringVector(key); Milliseconds millis = new Milliseconds(limit.toMillis()))
+        {
+            store._wait(keys, millis);
+        }
+        catch (final RuntimeException timedOut)
+        {
+            // The peer is gone or slow: the mismatch is reported regardless.
+        }
+    }
+
+    private String read(final String key, final String missing)
+    {
+        try (ByteVector value = store.get(key))
+        {
+            return new String(value.get(), StandardCharsets.UTF_8);
+        }
+        catch (final RuntimeException ex)
+        {
+            throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
+                + info.masterPort() + " within " + timeout.toMillis() + " ms: " + DistGroup.reason(ex), ex);
+        }
+    }
+
+    private void compare(final String theirs, final String mine, final String who)
+    {
+        final String[] a = mine.split("\n", -1);
+        final String[] b = theirs.split("\n", -1);
+        if (!a[0].equals(b[0]))
+        {
+            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":"
+                + info.masterPort() + " serves job " + b[0] + ", not this job " + a[0]
+                + ": another job uses this port", null);
+        }
+        if (b.length < 2 || !a[1].equals(b[1]))
+        {
+            throw new DistException("rendezvous", info, who + " was started with " + (b.length < 2 ? "no world size"
+                : b[1]) + ", this rank with " + a[1] + ": every rank needs the same world size", null);
+        }
+        for (int i = 2; i < Math.max(a.length, b.length); i++)
+        {
+            final String here = i < a.length ? a[i] : "(missing)";
+            final String there = i < b.length ? b[i] : "(missing)";
+            if (!here.equals(there))
+            {
+                throw new DistException("rendezvous", info, who + " runs another config: " + there + " on " + who
+                    + ", " + here + " here (config sha256 " + sha256(theirs) + " vs " + sha256(mine)
+                    + "); every rank must run the same effective config", null);
+            }
+        }
+    }
+
+    private static String sha256(final String text)
+    {
+        try
+        {
+            final byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
+            return HexFormat.of().formatHex(digest, 0, 6);
+        }
+        catch (final NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException("every JVM has SHA-256", ex);
+        }
+    }
+
+    /**
+     * Leaves this rank's failure for the others (best effort: the store's host may be gone).
+     *
+     * @param message the cause
+     */
+    void reportFailure(final String message)
+    {
+        try
+        {
+            store.set(FAILURE_KEY, "rank " + info.rank() + ": " + message);
+        }
+        catch (final RuntimeException ignored)
+        {
+            // The store's host is gone already; the peers fail on their own error alone.
+        }
+    }
+
+    /** @return what a peer reported through {@link #reportFailure}, or null (none, or the store is gone) */
+    String reportedFailure()
+    {
+        try (StringVector key = new StringVector(FAILURE_KEY))
+        {
+            if (store.check(key))
+            {
+                try (ByteVector value = store.get(FAILURE_KEY))
+                {
+                    return new String(value.get(), StandardCharsets.UTF_8);
+                }
+            }
+        }
+        catch (final RuntimeException ignored)
+        {
+            // The store went with the failed rank (rank 0 hosts it): nothing more to say than our own error.
+        }
+        return null;
+    }
+
+    @Override
+    public void close()
+    {
+        if (store != tcp)
+        {
+            store.close();
+        }
+        tcp.close();
+    }
+}
