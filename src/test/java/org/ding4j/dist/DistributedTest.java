@@ -95,25 +95,10 @@ class DistributedTest
     @Test
     void bucketsPerParameterShouldTrainBitIdenticallyToTheFlatAllReduce() throws Exception
     {
-        final byte[][] results = new byte[2][];
-        final long[] bucketBytes = {0, 1};
         // The flat path is one whole-buffer bucket started after backward.
-        final int[] expectedBuckets = {1, 4};
-        for (int run = 0; run < 2; run++)
-        {
-            final Path runDir = Files.createDirectories(dir.resolve("buckets" + bucketBytes[run]));
-            final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train",
-                "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=" + bucketBytes[run]);
-            for (final ChildJvm rank : ranks)
-            {
-                assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
-                assertEquals("BUCKETS " + expectedBuckets[run], rank.firstLine(l -> l.startsWith("BUCKETS ")),
-                    rank::output);
-            }
-            results[run] = Files.readAllBytes(runDir.resolve("rank0.bin"));
-            assertArrayEquals(results[run], Files.readAllBytes(runDir.resolve("rank1.bin")), "ranks differ");
-        }
-        assertArrayEquals(results[0], results[1], "4 buckets (one per parameter) differ from the flat all-reduce");
+        final byte[] flat = trainTwoRanks("buckets0", 1, "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=0");
+        final byte[] buckets = trainTwoRanks("buckets1", 4, "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=1");
+        assertArrayEquals(flat, buckets, "4 buckets (one per parameter) differ from the flat all-reduce");
     }
 
     /**
@@ -123,24 +108,31 @@ class DistributedTest
     @Test
     void theReducerShouldTrainBitIdenticallyToTheFlatAllReduce() throws Exception
     {
-        final byte[][] results = new byte[2][];
-        for (int run = 0; run < 2; run++)
+        final byte[] flat = trainTwoRanks("reducer0", 1, "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=0");
+        // The Reducer with a 1-byte cap: one bucket per parameter, as DDP cuts them.
+        final byte[] reducer = trainTwoRanks("reducer1", 4, "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=1",
+            "-D" + DdpChild.REDUCER_PROPERTY + "=true");
+        assertArrayEquals(flat, reducer, "the Reducer's parameters differ from the flat all-reduce's");
+    }
+
+    /**
+     * Trains 2 ranks of {@link DdpChild} with the JVM options, checks their bucket count and that they end
+     * bit-identical.
+     *
+     * @return rank 0's final parameters
+     */
+    private byte[] trainTwoRanks(final String name, final int buckets, final String... jvmArgs) throws Exception
+    {
+        final Path runDir = Files.createDirectories(dir.resolve(name));
+        final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train", jvmArgs);
+        for (final ChildJvm rank : ranks)
         {
-            final Path runDir = Files.createDirectories(dir.resolve("reducer" + run));
-            final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train",
-                "-D" + DdpChild.BUCKET_BYTES_PROPERTY + "=" + (0 == run ? 0 : 1),
-                "-D" + DdpChild.REDUCER_PROPERTY + "=" + (1 == run));
-            for (final ChildJvm rank : ranks)
-            {
-                assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
-                // The Reducer with a 1-byte cap: one bucket per parameter, as DDP cuts them.
-                assertEquals("BUCKETS " + (0 == run ? 1 : 4), rank.firstLine(l -> l.startsWith("BUCKETS ")),
-                    rank::output);
-            }
-            results[run] = Files.readAllBytes(runDir.resolve("rank0.bin"));
-            assertArrayEquals(results[run], Files.readAllBytes(runDir.resolve("rank1.bin")), "ranks differ");
+            assertEquals(0, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
+            assertEquals("BUCKETS " + buckets, rank.firstLine(l -> l.startsWith("BUCKETS ")), rank::output);
         }
-        assertArrayEquals(results[0], results[1], "the Reducer's parameters differ from the flat all-reduce's");
+        final byte[] result = Files.readAllBytes(runDir.resolve("rank0.bin"));
+        assertArrayEquals(result, Files.readAllBytes(runDir.resolve("rank1.bin")), "ranks differ");
+        return result;
     }
 
     @Test
