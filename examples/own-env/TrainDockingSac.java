@@ -18,7 +18,7 @@ public final class TrainDockingSac
     public static void main(final String[] args) throws Exception
     {
         final Config config = Config.empty()
-            .with("policy.type", "sac")                      // dqn (a Discrete env), td3 or sac (a bounded Box)
+            .with("policy.type", "sac")                      // dqn (Discrete), td3 or sac (bounded Box), ppo (both)
             .with("exp_name", args.length > 0 ? args[0] : "docking_sac")             // the output folder
             .with("env.type", Docking.class.getName())       // your Env class, on the class path
             .with("env.stop_value", 0.0)                     // the mean evaluation return that solves it

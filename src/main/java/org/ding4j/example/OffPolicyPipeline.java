@@ -18,6 +18,7 @@ import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.ac.ActorCriticAlgorithm;
 import org.ding4j.example.dqn.DqnAlgorithm;
+import org.ding4j.example.ppo.PpoAlgorithm;
 import org.ding4j.example.envs.EnvTypes;
 import org.ding4j.example.pipeline.OffPolicyAlgorithm;
 import org.ding4j.example.pipeline.OffPolicyParts;
@@ -212,7 +213,11 @@ public final class OffPolicyPipeline
         {
             return new ActorCriticAlgorithm((String)type);
         }
-        throw new ConfigException("policy.type", "expected dqn, td3 or sac, got " + type);
+        if ("ppo".equals(type))
+        {
+            return new PpoAlgorithm();
+        }
+        throw new ConfigException("policy.type", "expected dqn, td3, sac or ppo, got " + type);
     }
 
     /** The keys every algorithm shares, over its defaults, and its own. */

@@ -148,25 +148,28 @@ public final class PackedMlp
     }
 
     /**
-     * The plan of an MLP built as {@link Mlp#of}: {@code Linear} layers named {@code 0, 2, 4, ...} in
-     * {@code params} with {@code hidden} between them and none after the last.
+     * The plan of an MLP built as {@link Mlp#of}: {@code Linear} layers named {@code PREFIX0, PREFIX2, PREFIX4, ...}
+     * in {@code params} with {@code hidden} between them and none after the last.
      *
-     * @param params the MLP's flat parameters
+     * @param params the flat parameters holding the MLP
+     * @param prefix its parameters' name prefix ({@code ""} when the parameters are the MLP's alone)
      * @param sizes  its widths, input first
      * @param hidden the activation between layers
      * @return the plan
      */
-    public static PackedMlp sequential(final FlatParameters params, final long[] sizes, final Activation hidden)
+    public static PackedMlp sequential(final FlatParameters params, final String prefix, final long[] sizes,
+        final Activation hidden)
     {
         final List<String> names = params.names();
         final List<Layer> layers = new ArrayList<>();
         for (int l = 0; l + 1 < sizes.length; l++)
         {
-            final int w = names.indexOf(2 * l + ".weight");
-            final int b = names.indexOf(2 * l + ".bias");
+            final int w = names.indexOf(prefix + 2 * l + ".weight");
+            final int b = names.indexOf(prefix + 2 * l + ".bias");
             if (w < 0 || b < 0)
             {
-                throw new IllegalArgumentException("params: the MLP has no layer " + 2 * l + " (" + names + ")");
+                throw new IllegalArgumentException("params: the MLP has no layer " + prefix + 2 * l + " (" + names
+                    + ")");
             }
             final boolean last = l + 2 == sizes.length;
             layers.add(new Layer(params.offset(w), params.offset(b), (int)sizes[l], (int)sizes[l + 1],

@@ -26,7 +26,7 @@ class ResourceBoundsTest
         "dqn | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
         "td3 | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
         "sac | env.max_episode_steps=2147483647 | env.n_evaluator_episode: expected n_evaluator_episode x "
-            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 5 x 2147483647",
+            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 10 x 2147483647",
         "dqn | env.n_evaluator_episode=1000000 | env.n_evaluator_episode: expected n_evaluator_episode x "
             + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 1000000 x 200",
         "td3 | policy.model.actor_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
@@ -45,12 +45,12 @@ class ResourceBoundsTest
         "sac | policy.learn.alpha=1e300 | policy.learn.alpha: expected a temperature in (0, 100], got 1.0E300",
         "td3 | policy.other.replay_buffer.replay_buffer_size=2147483647 | policy.other.replay_buffer."
             + "replay_buffer_size: expected an integer in [1, ",
-        "sac | policy.type=TD3 | policy.type: expected dqn, td3 or sac, got TD3",
+        "sac | policy.type=TD3 | policy.type: expected dqn, td3, sac or ppo, got TD3",
         "dqn | env.type=NoSuchEnv | env.type: expected cartpole, pendulum, acrobot, or the name of a class implementing "
             + "org.ding4j.env.Env with a public no-argument constructor; NoSuchEnv is no class on the class path (the "
             + "ding4j command adds yours with DING4J_CLASSPATH=your/classes, for train and eval alike), got \"NoSuchEnv\"",
-        "td3 | pipeline.max_env_step=100 | policy.learn.batch_size: expected at most pipeline.max_env_step (100: "
-            + "no batch could be sampled before the run ends), got 128",
+        "td3 | pipeline.max_env_step=50 | policy.learn.batch_size: expected at most pipeline.max_env_step (50: "
+            + "no batch could be sampled before the run ends), got 64",
     })
     void refusesWhatCannotEndOrFitByKey(final String algorithm, final String override, final String message)
     {

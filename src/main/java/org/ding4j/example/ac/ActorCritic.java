@@ -1,5 +1,7 @@
 package org.ding4j.example.ac;
 
+import org.ding4j.example.pipeline.Actor;
+
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,7 +30,7 @@ import org.ding4j.torch.PackedMlp;
  * {@code critic.q1.*} / {@code critic.q2.*}, {@code target_model}, one entry per optimizer). Not thread-safe: the
  * learner's thread only (the collector and evaluator act on the same thread in the serial pipeline).
  */
-public abstract sealed class ActorCritic implements Policy<ControlBatch>, ContinuousActor, AutoCloseable
+public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor, AutoCloseable
     permits Td3Policy, SacPolicy
 {
     /**
@@ -132,7 +134,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
         actorSizes = Nets.sizes(nets.obs(), nets.actorHidden(), actorOut);
         actor = new TrainedNets(List.of(""), actorSizes, Activation.RELU, nets.lrActor(), actorTarget);
         critic = new TrainedNets(List.of("q1.", "q2."), nets.criticSizes(), Activation.RELU, nets.lrCritic(), true);
-        actorPlan = PackedMlp.sequential(actor.params(), actorSizes, Activation.RELU);
+        actorPlan = PackedMlp.sequential(actor.params(), "", actorSizes, Activation.RELU);
         acting = new Acting(actor.params());
         noise = new ResumableRandom(noiseSeed);
         tau = natives.own(new Scalar(nets.tau()));
@@ -279,7 +281,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
      * @param params the flat parameters of this policy's actor or of a copy of it (parallel mode's collector thread)
      * @return an actor for one thread that acts as this policy does with {@code params}' current weights
      */
-    public final ContinuousActor actingOn(final FlatParameters params)
+    public final Actor actingOn(final FlatParameters params)
     {
         return new Acting(params);
     }
@@ -289,7 +291,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Contin
      * 64-wide actor packs in about a microsecond) and runs the forward in one native call, with no allocation once
      * its buffers fit the rows.
      */
-    private final class Acting implements ContinuousActor
+    private final class Acting implements Actor
     {
         private final FlatParameters params;
         private final NativeFloats packed = new NativeFloats(actorPlan.packedFloats());

@@ -1,5 +1,8 @@
 package org.ding4j.example.ac;
 
+import org.ding4j.example.pipeline.EpisodeEvaluator;
+import org.ding4j.example.pipeline.Actor;
+
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -221,7 +224,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             policy.loadStateDict(state);
             final double mean;
             final double[] returns;
-            try (ContinuousEvaluator evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, episodes), seed))
+            try (EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
             {
                 mean = evaluator.evaluate(policy);
                 returns = evaluator.returns();
@@ -241,7 +244,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         private final ControlBatch batch;
         private final TransitionBuffer buffer;
         private final ContinuousCollector collector;
-        private final ContinuousEvaluator evaluator;
+        private final EpisodeEvaluator evaluator;
 
         Parts(final Config cfg, final long seed, final long rankSeed)
         {
@@ -263,7 +266,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                     rankSeed + 1);
                 // The collector closes its envs from now on.
                 made.set(made.size() - 1, collector);
-                evaluator = new ContinuousEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
+                evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
                     seed + 10_000);
             }
             catch (final RuntimeException | Error ex)
@@ -345,7 +348,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         {
             final Mlp net = Mlp.of(Activation.RELU, policy.actorSizes());
             final FlatParameters params = FlatParameters.of(net.module());
-            final ContinuousActor actor = policy.actingOn(params);
+            final Actor actor = policy.actingOn(params);
             return new ActingCopy(policy.actorParameters(), params, net)
             {
                 @Override

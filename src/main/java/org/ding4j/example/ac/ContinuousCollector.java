@@ -1,5 +1,8 @@
 package org.ding4j.example.ac;
 
+import org.ding4j.example.pipeline.Actor;
+import org.ding4j.example.pipeline.ActionScale;
+
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -46,7 +49,7 @@ final class ContinuousCollector implements AutoCloseable
     }
 
     /** Collects at least {@code n} transitions (whole vector steps), random ones first if the buffer is short. */
-    void collect(final ContinuousActor actor, final int n)
+    void collect(final Actor actor, final int n)
     {
         final long until = envsteps + Math.max(n, randomCollect - buffer.pushed());
         // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next

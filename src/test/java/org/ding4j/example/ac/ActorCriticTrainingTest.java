@@ -130,8 +130,8 @@ class ActorCriticTrainingTest
             return;
         }
         final ConfigException ex = assertThrows(ConfigException.class,
-            () -> new OffPolicyPipeline(Config.empty().with("policy.type", "ppo")));
-        assertTrue(ex.getMessage().contains("policy.type") && ex.getMessage().contains("ppo"), ex.getMessage());
+            () -> new OffPolicyPipeline(Config.empty().with("policy.type", "a2c")));
+        assertTrue(ex.getMessage().contains("policy.type") && ex.getMessage().contains("a2c"), ex.getMessage());
     }
 
     /**

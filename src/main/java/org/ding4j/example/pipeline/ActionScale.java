@@ -1,4 +1,4 @@
-package org.ding4j.example.ac;
+package org.ding4j.example.pipeline;
 
 import org.ding4j.env.Box;
 
@@ -6,7 +6,7 @@ import org.ding4j.env.Box;
  * Maps the actor's actions, each entry in [-1, 1] (tanh-squashed or clipped), onto a bounded {@link Box}:
  * {@code center + half * a} per entry, in double, so that Pendulum's [-2, 2] torque is exactly {@code 2a}.
  */
-final class ActionScale
+public final class ActionScale
 {
     private final double[] center;
     private final double[] half;
@@ -15,7 +15,7 @@ final class ActionScale
      * @param space the env's action space
      * @throws IllegalArgumentException if an entry is unbounded (an actor in [-1, 1] cannot cover it)
      */
-    ActionScale(final Box space)
+    public ActionScale(final Box space)
     {
         if (!space.isBounded())
         {
@@ -32,8 +32,14 @@ final class ActionScale
         }
     }
 
-    /** Scales {@code rows} rows of actor actions into env actions. */
-    void apply(final float[] actor, final float[] env, final int rows)
+    /**
+     * Scales {@code rows} rows of actor actions into env actions.
+     *
+     * @param actor the actor's rows, each entry in [-1, 1]
+     * @param env   receives the env's rows
+     * @param rows  rows
+     */
+    public void apply(final float[] actor, final float[] env, final int rows)
     {
         final int n = center.length;
         for (int r = 0; r < rows; r++)

@@ -1,4 +1,4 @@
-package org.ding4j.example.ac;
+package org.ding4j.example.pipeline;
 
 import java.util.List;
 
@@ -7,12 +7,13 @@ import org.ding4j.env.VectorEnv;
 import org.ding4j.learner.StopSignals;
 
 /**
- * DI-engine's evaluator for TD3 and SAC: one whole episode per env with the deterministic action, run side by side,
+ * DI-engine's evaluator for TD3, SAC and PPO: one whole episode per env with the deterministic action, run side by
+ * side (a {@code Box} action scaled from [-1, 1] onto the space's bounds, a {@code Discrete} one passed as its index),
  * the mean undiscounted return. As DI-engine's evaluator envs do, each evaluation starts its episodes from fresh
  * random states, drawn from the envs' own streams (seeded apart from the collector's and saved in checkpoints): a
  * fixed set of starts could hold a good policy just short of the stop value for ever. Not thread-safe.
  */
-final class ContinuousEvaluator implements AutoCloseable
+public final class EpisodeEvaluator implements AutoCloseable
 {
     private final VectorEnv envs;
     private final ActionScale scale;
@@ -26,10 +27,10 @@ final class ContinuousEvaluator implements AutoCloseable
      * @param envs one env per episode
      * @param seed the envs' seed ({@link VectorEnv#reset(long)})
      */
-    ContinuousEvaluator(final VectorEnv envs, final long seed)
+    public EpisodeEvaluator(final VectorEnv envs, final long seed)
     {
         this.envs = envs;
-        this.scale = new ActionScale((Box)envs.actionSpace());
+        this.scale = envs.actionSpace() instanceof Box box ? new ActionScale(box) : null;
         episodes = envs.size();
         actions = new float[episodes * envs.actionSpace().flatSize()];
         envActions = new float[actions.length];
@@ -42,7 +43,7 @@ final class ContinuousEvaluator implements AutoCloseable
     }
 
     /** @return the mean return over the episodes */
-    double evaluate(final ContinuousActor actor)
+    public double evaluate(final Actor actor)
     {
         envs.reset();
         java.util.Arrays.fill(returns, 0);
@@ -52,8 +53,11 @@ final class ContinuousEvaluator implements AutoCloseable
         while (left > 0 && !StopSignals.requested())
         {
             actor.act(envs.observations(), episodes, actions, null);
-            scale.apply(actions, envActions, episodes);
-            envs.step(envActions);
+            if (null != scale)
+            {
+                scale.apply(actions, envActions, episodes);
+            }
+            envs.step(null != scale ? envActions : actions);
             for (int i = 0; i < episodes; i++)
             {
                 if (running[i])
@@ -71,19 +75,19 @@ final class ContinuousEvaluator implements AutoCloseable
     }
 
     /** @return each episode's return in the last evaluation (a copy) */
-    double[] returns()
+    public double[] returns()
     {
         return returns.clone();
     }
 
     /** @return the start streams' states */
-    List<Long> randomState()
+    public List<Long> randomState()
     {
         return java.util.Arrays.stream(envs.randomStates()).boxed().toList();
     }
 
     /** @param state states from {@link #randomState()} */
-    void restoreRandomState(final Object state)
+    public void restoreRandomState(final Object state)
     {
         if (!(state instanceof List<?> list) || list.size() != episodes
             || !list.stream().allMatch(Long.class::isInstance))

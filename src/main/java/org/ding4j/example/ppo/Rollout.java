@@ -1,0 +1,269 @@
+package org.ding4j.example.ppo;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+import org.ding4j.env.Box;
+import org.ding4j.env.ResumableRandom;
+import org.ding4j.env.VectorEnv;
+import org.ding4j.example.pipeline.ActionScale;
+import org.ding4j.example.pipeline.Replay;
+import org.ding4j.learner.StopSignals;
+
+/**
+ * PPO's on-policy data: {@link #collect} runs {@code n_sample / envs} steps of every env with the current policy
+ * (sampled actions, their log-probabilities, the values), and {@link #sample} hands the whole rollout to the update
+ * once, with GAE(lambda) advantages and returns; the next collect starts a fresh one. A terminated episode bootstraps
+ * from nothing; a truncated one (a time limit) from the value of its final observation; the rollout's last step from
+ * the value of the observation that follows it. A non-finite reward or observation is refused with its env's index.
+ * Not thread-safe: the learner's thread.
+ */
+final class Rollout implements Replay<PpoBatch>, AutoCloseable
+{
+    private final VectorEnv envs;
+    private final int envCount;
+    private final int steps;
+    private final int rows;
+    private final int obsWidth;
+    private final int actionWidth;
+    private final double gamma;
+    private final double lambda;
+    private final ActionScale scale;
+    private final ResumableRandom explore;
+    private final float[] obs;
+    private final float[] actions;
+    private final float[] logp;
+    private final float[] values;
+    private final float[] rewards;
+    private final boolean[] terminal;
+    private final boolean[] ended;
+    private final float[] truncValues;
+    private final float[] lastValues;
+    private final float[] advantages;
+    private final float[] returns;
+    private final float[] current;
+    private final float[] stepActions;
+    private final float[] stepLogp;
+    private final float[] stepValues;
+    private final float[] envActions;
+    private final float[] finalValues;
+    private boolean full;
+    private long envsteps;
+
+    /**
+     * @param envs   the collector's envs, reset already
+     * @param rows   transitions per rollout, a multiple of the env count
+     * @param gamma  the discount
+     * @param lambda GAE's lambda
+     * @param seed   the exploration stream's seed
+     */
+    Rollout(final VectorEnv envs, final int rows, final double gamma, final double lambda, final long seed)
+    {
+        this.envs = envs;
+        this.envCount = envs.size();
+        if (0 != rows % envCount)
+        {
+            throw new IllegalArgumentException("policy.collect.n_sample: expected a multiple of env.collector_env_num "
+                + envCount + " (each env steps n_sample / envs times), got " + rows);
+        }
+        this.rows = rows;
+        this.steps = rows / envCount;
+        this.obsWidth = envs.observationSpace().flatSize();
+        this.actionWidth = envs.actionSpace() instanceof Box box ? box.flatSize() : 1;
+        this.scale = envs.actionSpace() instanceof Box box ? new ActionScale(box) : null;
+        this.gamma = gamma;
+        this.lambda = lambda;
+        this.explore = new ResumableRandom(seed);
+        obs = new float[rows * obsWidth];
+        actions = new float[rows * actionWidth];
+        logp = new float[rows];
+        values = new float[rows];
+        rewards = new float[rows];
+        terminal = new boolean[rows];
+        ended = new boolean[rows];
+        truncValues = new float[rows];
+        lastValues = new float[envCount];
+        advantages = new float[rows];
+        returns = new float[rows];
+        current = envs.observations().clone();
+        stepActions = new float[envCount * actionWidth];
+        stepLogp = new float[envCount];
+        stepValues = new float[envCount];
+        envActions = new float[envCount * actionWidth];
+        finalValues = new float[envCount];
+    }
+
+    /**
+     * Collects a fresh rollout (the previous one is dropped). A stop the application asks for ends it early; the
+     * partial rollout is never handed to an update.
+     *
+     * @param acting the policy's acting copy
+     */
+    void collect(final PpoPolicy.Acting acting)
+    {
+        full = false;
+        for (int t = 0; t < steps; t++)
+        {
+            if (StopSignals.requested())
+            {
+                return;
+            }
+            acting.sample(current, envCount, stepActions, stepLogp, stepValues, explore);
+            final int at = t * envCount;
+            System.arraycopy(current, 0, obs, at * obsWidth, envCount * obsWidth);
+            System.arraycopy(stepActions, 0, actions, at * actionWidth, envCount * actionWidth);
+            System.arraycopy(stepLogp, 0, logp, at, envCount);
+            System.arraycopy(stepValues, 0, values, at, envCount);
+            if (null == scale)
+            {
+                envs.step(stepActions);
+            }
+            else
+            {
+                for (int k = 0; k < stepActions.length; k++)
+                {
+                    stepActions[k] = Math.max(-1f, Math.min(1f, stepActions[k]));
+                }
+                scale.apply(stepActions, envActions, envCount);
+                envs.step(envActions);
+            }
+            boolean truncation = false;
+            for (int i = 0; i < envCount; i++)
+            {
+                final double reward = envs.rewards()[i];
+                if (!Double.isFinite(reward))
+                {
+                    throw new IllegalArgumentException("reward: expected a finite value from the environment, got "
+                        + reward + " from env " + i);
+                }
+                rewards[at + i] = (float)reward;
+                terminal[at + i] = envs.terminated()[i];
+                ended[at + i] = envs.terminated()[i] || envs.truncated()[i];
+                truncation |= envs.truncated()[i] && !envs.terminated()[i];
+            }
+            if (truncation)
+            {
+                finite(envs.finalObservations(), "final observation");
+                acting.values(envs.finalObservations(), envCount, finalValues);
+                System.arraycopy(finalValues, 0, truncValues, at, envCount);
+            }
+            System.arraycopy(envs.observations(), 0, current, 0, current.length);
+            finite(current, "observation");
+            envsteps += envCount;
+        }
+        acting.values(current, envCount, lastValues);
+        full = true;
+    }
+
+    private void finite(final float[] rowsOf, final String what)
+    {
+        for (int k = 0; k < envCount * obsWidth; k++)
+        {
+            if (!Float.isFinite(rowsOf[k]))
+            {
+                throw new IllegalArgumentException(what + ": expected finite values from the environment, got "
+                    + rowsOf[k] + " at index " + k % obsWidth + " of env " + k / obsWidth);
+            }
+        }
+    }
+
+    /** Hands the whole rollout over once, with its advantages and returns. */
+    @Override
+    public boolean sample(final PpoBatch batch)
+    {
+        if (!full)
+        {
+            return false;
+        }
+        gae(steps, envCount, rewards, values, terminal, ended, truncValues, lastValues, gamma, lambda, advantages,
+            returns);
+        batch.fill(obs, actions, logp, values, advantages, returns);
+        full = false;
+        return true;
+    }
+
+    /**
+     * GAE(lambda) over a rollout laid out step-major ({@code [steps][envs]}): delta = r + gamma V(next) - V, where
+     * V(next) is 0 after a terminal step, the final observation's value after a truncated one, the next step's value
+     * otherwise (the value after the rollout for its last step); A = delta + gamma lambda A(next), cut where an
+     * episode ended; return = A + V.
+     *
+     * @param steps      steps per env
+     * @param envCount   envs
+     * @param rewards    {@code [steps][envs]}
+     * @param values     {@code [steps][envs]} values at collection
+     * @param terminal   whether the step ended its episode in a terminal state
+     * @param ended      whether the step ended its episode (terminal or truncated)
+     * @param truncValues the final observation's value where a step was truncated
+     * @param lastValues each env's value after the rollout
+     * @param gamma      discount
+     * @param lambda     GAE's lambda
+     * @param advantages receives {@code [steps][envs]}
+     * @param returns    receives {@code [steps][envs]}
+     */
+    static void gae(final int steps, final int envCount, final float[] rewards, final float[] values,
+        final boolean[] terminal, final boolean[] ended, final float[] truncValues, final float[] lastValues,
+        final double gamma, final double lambda, final float[] advantages, final float[] returns)
+    {
+        for (int i = 0; i < envCount; i++)
+        {
+            double next = 0;
+            for (int t = steps - 1; t >= 0; t--)
+            {
+                final int k = t * envCount + i;
+                final double nextValue = ended[k] ? (terminal[k] ? 0 : truncValues[k])
+                    : t == steps - 1 ? lastValues[i] : values[k + envCount];
+                final double delta = rewards[k] + gamma * nextValue - values[k];
+                next = delta + gamma * lambda * (ended[k] ? 0 : next);
+                advantages[k] = (float)next;
+                returns[k] = (float)(next + values[k]);
+            }
+        }
+    }
+
+    @Override
+    public int size()
+    {
+        return full ? rows : 0;
+    }
+
+    /** @return env steps so far */
+    long envsteps()
+    {
+        return envsteps;
+    }
+
+    /** Continues the env-step count of a resumed run. */
+    void resumeAt(final long envSteps)
+    {
+        envsteps = envSteps;
+    }
+
+    /** @return the exploration stream and the envs' own */
+    Map<String, Object> randomState()
+    {
+        final Map<String, Object> state = new LinkedHashMap<>();
+        state.put("explore", explore.state());
+        state.put("envs", java.util.Arrays.stream(envs.randomStates()).boxed().toList());
+        return state;
+    }
+
+    /** @param state from {@link #randomState()} */
+    void restoreRandomState(final Map<?, ?> state)
+    {
+        if (!(state.get("explore") instanceof Long e) || !(state.get("envs") instanceof java.util.List<?> list)
+            || list.size() != envCount || !list.stream().allMatch(Long.class::isInstance))
+        {
+            throw new IllegalArgumentException("random state: expected explore and " + envCount + " env streams, got "
+                + state);
+        }
+        explore.state(e);
+        envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
+    }
+
+    @Override
+    public void close()
+    {
+        envs.close();
+    }
+}

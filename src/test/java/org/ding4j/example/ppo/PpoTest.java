@@ -1,0 +1,157 @@
+package org.ding4j.example.ppo;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.bytedeco.javacpp.PointerScope;
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.config.Config;
+import org.ding4j.config.ConfigException;
+import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.hook.HookContext;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.LearnerHook;
+import org.ding4j.torch.Threads;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * PPO through the pipeline and the learner: GAE against a table worked by hand (terminals, truncations, the rollout's
+ * end); each minibatch one iteration with its own hooks, as DI-engine's list path counts them; CartPole solved from the
+ * embedded defaults and its best checkpoint evaluated as {@code ding4j eval} does; the Gaussian head on Pendulum; bad
+ * rollout shapes and modes refused by key before anything is written.
+ */
+class PpoTest
+{
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void threads()
+    {
+        Threads.configure(1, 1, 1);
+    }
+
+    /**
+     * Two envs, three steps, gamma 0.5, lambda 0.5. Env 0: step 1 terminal. Env 1: step 0 truncated (its final
+     * observation worth 4), the rollout's end worth 8. By hand, k = t * 2 + env:
+     * env 0, t=2: delta = 1 + 0.5 * 8 - 2 = 3 (last value 8), A = 3;
+     * env 0, t=1: terminal: delta = 1 - 1 = 0, A = 0;
+     * env 0, t=0: delta = 1 + 0.5 * 1 - 1 = 0.5, A = 0.5 + 0.25 * 0 = 0.5;
+     * env 1, t=2: delta = 2 + 0.5 * 8 - 3 = 3, A = 3;
+     * env 1, t=1: delta = 2 + 0.5 * 3 - 2 = 1.5, A = 1.5 + 0.25 * 3 = 2.25;
+     * env 1, t=0: truncated: delta = 2 + 0.5 * 4 - 1 = 3, A = 3 (cut).
+     */
+    @Test
+    void gaeShouldMatchTheTableWorkedByHand()
+    {
+        final float[] rewards = {1, 2, 1, 2, 1, 2};
+        final float[] values = {1, 1, 1, 2, 2, 3};
+        final boolean[] terminal = {false, false, true, false, false, false};
+        final boolean[] ended = {false, true, true, false, false, false};
+        final float[] trunc = {0, 4, 0, 0, 0, 0};
+        final float[] last = {8, 8};
+        final float[] adv = new float[6];
+        final float[] ret = new float[6];
+        Rollout.gae(3, 2, rewards, values, terminal, ended, trunc, last, 0.5, 0.5, adv, ret);
+        assertArrayEquals(new float[] {0.5f, 3f, 0f, 2.25f, 3f, 3f}, adv, 0f);
+        assertArrayEquals(new float[] {1.5f, 4f, 1f, 4.25f, 5f, 6f}, ret, 0f);
+    }
+
+    /**
+     * One rollout of 512 in minibatches of 128 over 4 epochs is 16 iterations: train_iter advances by 16 per round,
+     * and before_iter / after_iter run once per minibatch.
+     */
+    @Test
+    void everyMinibatchShouldBeAnIterationWithItsOwnHooks() throws Exception
+    {
+        final AtomicLong before = new AtomicLong();
+        final AtomicLong after = new AtomicLong();
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty().with("policy.type", "ppo")
+            .with("exp_name", dir.resolve("counts").toString()).with("env.stop_value", 1000.0)
+            .with("pipeline.max_env_step", 1536L));
+        pipeline.onLearner(learner ->
+        {
+            learner.registerHook(counter("count_before", HookPosition.BEFORE_ITER, before));
+            learner.registerHook(counter("count_after", HookPosition.AFTER_ITER, after));
+        });
+        final OffPolicyRun.Summary summary = pipeline.run(p -> { });
+        assertEquals(1536, summary.envSteps(), summary.toString());
+        assertEquals(3 * 16, summary.trainIter(), summary.toString());
+        assertEquals(3 * 16, before.get());
+        assertEquals(3 * 16, after.get());
+    }
+
+    private static LearnerHook counter(final String name, final HookPosition position, final AtomicLong count)
+    {
+        return new LearnerHook(name, 99, position)
+        {
+            @Override
+            public void call(final HookContext context)
+            {
+                count.incrementAndGet();
+            }
+        };
+    }
+
+    @Test
+    void cartPoleShouldSolveAndItsCheckpointEvaluate() throws Exception
+    {
+        final Path exp = dir.resolve("cartpole");
+        final Config cfg = Config.empty().with("policy.type", "ppo").with("exp_name", exp.toString())
+            .with("seed", 1L);
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(cfg).run(p -> { });
+        assertTrue(summary.solved(), summary.toString());
+        assertTrue(summary.bestEvalReturn() >= 195, summary.toString());
+        try (PointerScope scope = new PointerScope())
+        {
+            final Map<String, Object> state = new TorchCheckpointIO().read(exp.resolve("ckpt/ckpt_best.pth.tar"));
+            final double[] eval = OffPolicyPipeline.forEvaluation(cfg).evaluate(state, 20, 99);
+            assertTrue(eval[0] > 100, "mean return of the best checkpoint on 20 fresh starts: " + eval[0]);
+        }
+    }
+
+    /** The Gaussian head: Pendulum's Box action, a short run through every path (collect, update, evaluate). */
+    @Test
+    void aBoxActionSpaceShouldTrainTheGaussianHead() throws Exception
+    {
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(Config.empty().with("policy.type", "ppo")
+            .with("exp_name", dir.resolve("pendulum").toString()).with("env.type", "pendulum")
+            .with("policy.model.obs_shape", 3L).with("policy.model.action_shape", 1L)
+            .with("env.stop_value", -250.0).with("pipeline.max_env_step", 1024L)).run(p -> { });
+        assertEquals(1024, summary.envSteps());
+        assertEquals(2 * 16, summary.trainIter());
+        assertTrue(Double.isFinite(summary.bestEvalReturn()) && summary.bestEvalReturn() < 0, summary.toString());
+    }
+
+    @Test
+    void badRolloutShapesAndModesShouldBeRefusedByKey()
+    {
+        final Config ppo = Config.empty().with("policy.type", "ppo").with("exp_name", dir.resolve("bad").toString());
+        assertRefused("policy.learn.batch_size", "expected a divisor of policy.collect.n_sample 512",
+            ppo.with("policy.learn.batch_size", 100L));
+        assertRefused("policy.collect.n_sample", "expected a multiple of env.collector_env_num 3",
+            ppo.with("env.collector_env_num", 3L));
+        assertRefused("pipeline.mode", "expected serial", ppo.with("pipeline.mode", "parallel"));
+        assertRefused("policy.learn.update_per_collect", "expected 1", ppo.with("policy.learn.update_per_collect",
+            2L));
+        assertRefused("policy.other.replay_buffer.replay_buffer_size", "expected policy.collect.n_sample 512",
+            ppo.with("policy.other.replay_buffer.replay_buffer_size", 1024L));
+        assertTrue(!dir.resolve("bad").toFile().exists(), "nothing is written for a refused config");
+    }
+
+    private static void assertRefused(final String key, final String rule, final Config cfg)
+    {
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(cfg));
+        assertEquals(key, ex.keyPath(), ex.getMessage());
+        assertTrue(ex.getMessage().contains(rule), ex.getMessage());
+    }
+}
