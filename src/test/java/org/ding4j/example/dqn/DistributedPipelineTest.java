@@ -89,14 +89,18 @@ class DistributedPipelineTest
     }
 
     /**
-     * DQN on libtorch autograd ({@code fused_update: false}) on 2 ranks: the online net's gradients go through c10d's
-     * Reducer during backward, and both ranks still end on the same line (same averaged gradients, same nets).
+     * DQN on libtorch autograd ({@code fused_update: false}) and PPO on 2 ranks: their gradients go through c10d's
+     * Reducer during backward (PPO's minibatch by minibatch), and both ranks still end on the same line (same averaged
+     * gradients, same nets, same evaluations).
      */
-    @Test
-    void twoRanksOfAutogradDqnShouldTrainOneJobInLockstepOnTheReducer() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"dqn", "ppo"})
+    void twoRanksOfAnAutogradUpdateShouldTrainOneJobInLockstepOnTheReducer(final String algorithm) throws Exception
     {
-        final List<ChildJvm> ranks = launch("--set", "policy.learn.fused_update=false", "--set",
-            "pipeline.max_train_iter=300");
+        final List<ChildJvm> ranks = "dqn".equals(algorithm)
+            ? launch("--set", "policy.learn.fused_update=false", "--set", "pipeline.max_train_iter=300")
+            : launch("--config", Path.of("examples/cartpole_ppo.yaml").toAbsolutePath().toString(), "--set",
+                "pipeline.max_train_iter=64", "--set", "env.stop_value=1000");
         for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(240), rank::output);
