@@ -70,6 +70,7 @@ public final class DataParallel implements GradientReducer, AutoCloseable
 
     private final Reducer reducer;
     private final DistInfo info;
+    private final FusedOptimizer<?> optimizer;
     private final TensorVector parameters;
     private final TensorVector noOutputs = new TensorVector();
     private final Options options;
@@ -78,11 +79,12 @@ public final class DataParallel implements GradientReducer, AutoCloseable
     private long reductions;
     private boolean closed;
 
-    private DataParallel(final Reducer reducer, final DistInfo info, final TensorVector parameters,
-        final Options options, final int buckets)
+    private DataParallel(final Reducer reducer, final DistInfo info, final FusedOptimizer<?> optimizer,
+        final TensorVector parameters, final Options options, final int buckets)
     {
         this.reducer = reducer;
         this.info = info;
+        this.optimizer = optimizer;
         this.parameters = parameters;
         this.options = options;
         this.buckets = buckets;
@@ -129,25 +131,45 @@ public final class DataParallel implements GradientReducer, AutoCloseable
                 + flat.numel() + " floats), got " + parameters.size() + " (" + numel + " floats)");
         }
         GradientSync.broadcastParameters(group, flat);
+        // DDP broadcasts the modules' buffers (running statistics) too, so every rank starts from rank 0's.
+        for (final Module module : modules)
+        {
+            try (TensorVector buffers = module.buffers())
+            {
+                for (long i = 0; i < buffers.size(); i++)
+                {
+                    group.broadcast(buffers.get(i), 0, "broadcast buffers");
+                }
+            }
+        }
         final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
-        // As DDP: cut in parameter order, then handed over last bucket first, the order backward makes them ready.
-        final SizeTVectorVector cut = torch.compute_bucket_assignment_by_size(parameters, new SizeTVector(cap)).get0();
-        final SizeTVectorVector reversed = new SizeTVectorVector();
-        for (long b = cut.size() - 1; b >= 0; b--)
+        // As DDP: cut in parameter order at the cap (a one-element list of limits), then handed over last bucket
+        // first, the order backward makes them ready.
+        try (SizeTVector limits = new SizeTVector(new long[] {cap});
+            SizeTVectorVector cut = torch.compute_bucket_assignment_by_size(parameters, limits).get0();
+            SizeTVectorVector reversed = new SizeTVectorVector();
+            BoolVector sparse = new BoolVector(new boolean[(int)parameters.size()]);
+            SizeTStringMap names = new SizeTStringMap())
         {
-            reversed.push_back(cut.get(b));
+            for (long b = cut.size() - 1; b >= 0; b--)
+            {
+                reversed.push_back(cut.get(b));
+            }
+            for (int i = 0; i < flat.size(); i++)
+            {
+                names.put(i, flat.name(i));
+            }
+            final Reducer reducer = new Reducer(parameters, reversed, group.processGroup(), sparse, cap,
+                options.findUnusedParameters(), false, names, cap, false, false);
+            if (options.staticGraph())
+            {
+                reducer.set_static_graph();
+            }
+            final DataParallel dp = new DataParallel(reducer, group.info(), optimizer, parameters, options,
+                (int)reversed.size());
+            optimizer.gradientReducer(dp);
+            return dp;
         }
-        final Reducer reducer = new Reducer(parameters, reversed, group.processGroup(),
-            new BoolVector(new boolean[(int)parameters.size()]), cap, options.findUnusedParameters(), false,
-            new SizeTStringMap(), cap, false, false);
-        if (options.staticGraph())
-        {
-            reducer.set_static_graph();
-        }
-        final DataParallel dp = new DataParallel(reducer, group.info(), parameters, options,
-            (int)reversed.size());
-        optimizer.gradientReducer(dp);
-        return dp;
     }
 
     /**
@@ -167,6 +189,10 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         final TensorVector searched = options.findUnusedParameters() ? new TensorVector(loss) : noOutputs;
         try
         {
+            // As DDP's forward: once the first backward has shown the order gradients become ready, the buckets are
+            // re-cut in that order (the same call on every rank); until then the Reducer records that order, and
+            // this call is what ends the recording.
+            reducer.rebuild_buckets();
             reducer.prepare_for_backward(searched);
             prepared = true;
             loss.backward();
@@ -209,15 +235,36 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            final String message = String.valueOf(ex.getMessage());
             throw new DistException("allreduce gradients", info, "the backward did not reduce every bucket: "
-                + "a parameter got no gradient (not used by the loss; use every parameter, or "
-                + "findUnusedParameters) or a collective failed: " + message.lines().findFirst().orElse(""), ex);
+                + unreduced(String.valueOf(ex.getMessage())) + " got no gradient (not used by the loss; use every "
+                + "parameter, or findUnusedParameters), or a collective failed", ex);
         }
         reductions++;
     }
 
-    /** @return the buckets */
+    /**
+     * @param message c10d's error, which lists the indices of the parameters without a gradient
+     * @return their names, or "a parameter" where the message lists none
+     */
+    private String unreduced(final String message)
+    {
+        final java.util.regex.Matcher line = java.util.regex.Pattern
+            .compile("did not receive grad for rank \\d+: ([0-9 ]+)").matcher(message);
+        if (!line.find())
+        {
+            return "a parameter";
+        }
+        final FlatParameters flat = optimizer.parameters();
+        final List<String> names = new java.util.ArrayList<>();
+        for (final String index : line.group(1).trim().split(" +"))
+        {
+            final int i = Integer.parseInt(index);
+            names.add(i < flat.size() ? flat.name(i) : "#" + i);
+        }
+        return "parameter(s) " + String.join(", ", names);
+    }
+
+    /** @return the buckets of the first backward (later ones are re-cut in the order gradients became ready) */
     public int bucketCount()
     {
         return buckets;
@@ -246,6 +293,10 @@ public final class DataParallel implements GradientReducer, AutoCloseable
             return;
         }
         closed = true;
+        if (optimizer.gradientReducer() == this)
+        {
+            optimizer.gradientReducer(null);
+        }
         reducer.remove_autograd_hooks();
         reducer.close();
         parameters.close();

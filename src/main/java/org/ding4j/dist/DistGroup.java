@@ -191,7 +191,11 @@ public final class DistGroup implements AutoCloseable
         if (null == processGroup)
         {
             processGroup = new ProcessGroup(info.rank(), info.worldSize());
-            processGroup.setBackend(torch.DeviceType.CPU, ProcessGroup.BackendType.GLOO, new BackendOptional(gloo));
+            // The optional holds a reference of its own: released at once, so that only the group's keeps Gloo.
+            try (BackendOptional backend = new BackendOptional(gloo))
+            {
+                processGroup.setBackend(torch.DeviceType.CPU, ProcessGroup.BackendType.GLOO, backend);
+            }
             processGroup.setDefaultBackend(ProcessGroup.BackendType.GLOO);
         }
         return processGroup;

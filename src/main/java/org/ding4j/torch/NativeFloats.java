@@ -17,6 +17,8 @@ import org.bytedeco.javacpp.Pointer;
 public final class NativeFloats
 {
     private static final int ALIGN = 64;
+    /** The most floats one vector holds: a direct buffer's int capacity, less the alignment slack. */
+    public static final int MAX_SIZE = (Integer.MAX_VALUE - 2 * ALIGN) / Float.BYTES;
 
     private final FloatBuffer view;
     private final long address;
@@ -25,10 +27,9 @@ public final class NativeFloats
     /** @param size floats, >= 1 */
     public NativeFloats(final int size)
     {
-        if (size < 1 || size > (Integer.MAX_VALUE - 2 * ALIGN) / Float.BYTES)
+        if (size < 1 || size > MAX_SIZE)
         {
-            throw new IllegalArgumentException("size: expected 1 to " + (Integer.MAX_VALUE - 2 * ALIGN) / Float.BYTES
-                + " floats, got " + size);
+            throw new IllegalArgumentException("size: expected 1 to " + MAX_SIZE + " floats, got " + size);
         }
         // alignedSlice rounds the capacity down to whole lines: a whole line more than the vector's lines.
         final int lines = (size * Float.BYTES + ALIGN - 1) / ALIGN;

@@ -123,8 +123,14 @@ public final class PackedMlp
             fields[FIELDS * l + 4] = layer.activation();
             fields[FIELDS * l + 5] = layer.source();
             fields[FIELDS * l + 6] = packed;
-            packed = Math.addExact(packed, Math.multiplyExact(layer.in() + 1, padded));
-            scratch = Math.addExact(scratch, padded);
+            final long packedNow = packed + (long)(layer.in() + 1) * padded;
+            if (packedNow > NativeFloats.MAX_SIZE)
+            {
+                throw new IllegalArgumentException(name + ": expected the packed weights within " + NativeFloats.MAX_SIZE
+                    + " floats, got " + packedNow + " floats up to this layer");
+            }
+            packed = (int)packedNow;
+            scratch += padded;
             needed = Math.max(needed, Math.max(layer.weight() + (long)layer.in() * layer.out(),
                 layer.bias() + layer.out()));
         }

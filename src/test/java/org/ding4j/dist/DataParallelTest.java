@@ -23,7 +23,8 @@ import org.junit.jupiter.api.Test;
 /**
  * {@link DataParallel} on a real Gloo group of one rank (the Reducer's hooks, buckets and checks run as with more):
  * a module with a parameter the loss does not use fails its step naming the cause, and trains with
- * {@code findUnusedParameters}; a step whose backward bypassed it is refused; modules that are not the
+ * {@code findUnusedParameters}; a 0 cap is one bucket; a step whose backward bypassed it is refused, and once closed
+ * the optimizer steps alone; modules that are not the
  * optimizer's are refused by what differs.
  */
 @Tag("native")
@@ -73,11 +74,13 @@ class DataParallelTest
                         }
                         final DistException ex = assertThrows(DistException.class, adam::step);
                         assertTrue(ex.getMessage().startsWith("allreduce gradients failed on rank 0 of 1: the backward "
-                            + "did not reduce every bucket: a parameter got no gradient"), ex.getMessage());
+                            + "did not reduce every bucket: parameter(s) unused.weight, unused.bias got no gradient"),
+                            ex.getMessage());
                         break;
                     }
                 }
                 assertEquals(search ? 3 : 0, dp.reductions(), "steps reduced with the search " + search);
+                assertEquals(1, dp.bucketCount(), "a 0 cap is one bucket for everything");
             }
         }
     }
@@ -105,6 +108,13 @@ class DataParallelTest
                 final IllegalStateException ex = assertThrows(IllegalStateException.class, adam::step);
                 assertEquals("DataParallel: a step whose backward did not run through it (call optimizer.backward(loss) "
                     + "or DataParallel.backward(loss)): the gradients were not averaged", ex.getMessage());
+            }
+            // Closed, it leaves the optimizer to step alone.
+            try (PointerScope scope = new PointerScope())
+            {
+                params.zeroGrad();
+                adam.backward(layer.forward(torch.ones(3, 4)).sum());
+                adam.step();
             }
         }
     }

@@ -172,6 +172,9 @@ class PackedMlpTest
         ex = assertThrows(IllegalArgumentException.class, () -> new PackedMlp(List.of(first,
             new PackedMlp.Layer(16, 32, 4, 4, 0, 0), new PackedMlp.Layer(36, 52, 4, 2, 0, 0)), true));
         assertEquals("layers[2].out: a dueling head's V has one output, got 2", ex.getMessage());
+        ex = assertThrows(IllegalArgumentException.class, () -> new PackedMlp(List.of(
+            new PackedMlp.Layer(0, 0, 65536, 65536, PackedMlp.RELU, -1)), false));
+        assertTrue(ex.getMessage().startsWith("layers[0]: expected the packed weights within "), ex.getMessage());
         final PackedMlp plan = new PackedMlp(List.of(first), false);
         final Tensor small = torch.zeros(10);
         try (FlatParameters params = FlatParameters.of(List.of("w"), List.of(small)))

@@ -118,6 +118,11 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
                 + envs + " (each env steps n_sample / envs times per rollout), got " + rows);
         }
         final long minibatch = cfg.getLong("policy.learn.batch_size");
+        if (minibatch < 2 && cfg.getBoolean("policy.learn.adv_norm"))
+        {
+            throw new ConfigException("policy.learn.batch_size", "expected at least 2 with policy.learn.adv_norm "
+                + "(advantages are normalised by the minibatch's standard deviation), got " + minibatch);
+        }
         if (0 != rows % minibatch)
         {
             throw new ConfigException("policy.learn.batch_size", "expected a divisor of policy.collect.n_sample "
@@ -148,15 +153,19 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         }
         critic += actor + in + 1;
         actor += (in + 1) * actions;
-        return actor + critic + actions;
+        final boolean gaussian = !(EnvTypes.spaces(cfg).action() instanceof Discrete);
+        return actor + critic + (gaussian ? actions : 0);
     }
 
-    /** A rollout row: observation, action, log-probability, value, reward, flags, advantage, return. */
+    /**
+     * A rollout row as the rollout and the batch both hold it: the observation and the action twice, six floats and
+     * two flags in the rollout, four more floats in the batch.
+     */
     @Override
     public long bytesPerTransition(final Config cfg)
     {
-        return Float.BYTES * (cfg.getLong("policy.model.obs_shape") * 2 + cfg.getLong("policy.model.action_shape")
-            + 8);
+        return Float.BYTES * (2 * cfg.getLong("policy.model.obs_shape") + 2 * cfg.getLong("policy.model.action_shape")
+            + 10) + 2;
     }
 
     static PpoPolicy.Settings settings(final Config cfg)

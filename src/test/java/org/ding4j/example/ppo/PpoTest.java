@@ -141,6 +141,8 @@ class PpoTest
         assertRefused("policy.collect.n_sample", "expected a multiple of env.collector_env_num 3",
             ppo.with("env.collector_env_num", 3L));
         assertRefused("pipeline.mode", "expected serial", ppo.with("pipeline.mode", "parallel"));
+        assertRefused("policy.learn.batch_size", "expected at least 2 with policy.learn.adv_norm",
+            ppo.with("policy.learn.batch_size", 1L));
         assertRefused("policy.learn.update_per_collect", "expected 1", ppo.with("policy.learn.update_per_collect",
             2L));
         assertRefused("policy.other.replay_buffer.replay_buffer_size", "expected policy.collect.n_sample 512",
