@@ -32,7 +32,7 @@ import picocli.CommandLine.Spec;
  * instead.
  */
 @Command(name = "eval", mixinStandardHelpOptions = true,
-    description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3 or SAC).")
+    description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3, SAC or PPO).")
 final class EvalCommand implements Callable<Integer>
 {
     private static final int MAX_EPISODES = 100_000;

@@ -24,7 +24,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN, TD3 or SAC ({@code policy.type}) on
+ * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN, TD3, SAC or PPO ({@code policy.type}) on
  * {@code env.type} (CartPole, Pendulum or a class on the class path) through the learner. Without CONFIG it runs
  * the embedded {@code examples/cartpole_dqn.yaml}. On a terminal a live progress line is redrawn;
  * otherwise one plain line per evaluation. Exit 0 when the run solved, reached its limits or was stopped by
@@ -32,11 +32,13 @@ import picocli.CommandLine.Spec;
  * argument.
  */
 @Command(name = "train", mixinStandardHelpOptions = true,
-    description = "Train DQN, TD3 or SAC on env.type (DI-engine's serial_pipeline; default: DQN on CartPole).")
+    description = "Train DQN, TD3, SAC or PPO (policy.type) on env.type (DI-engine's serial_pipeline; default: DQN on "
+        + "CartPole).")
 final class TrainCommand implements Callable<Integer>
 {
     @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
-        description = "a YAML or JSON config merged over the embedded examples/cartpole_dqn.yaml")
+        description = "a YAML or JSON config merged over its policy.type's embedded defaults (dqn: "
+            + "examples/cartpole_dqn.yaml, td3/sac: examples/pendulum_td3.yaml/_sac.yaml, ppo: examples/cartpole_ppo.yaml)")
     private Path config;
 
     @Option(names = "--config", paramLabel = "CONFIG",

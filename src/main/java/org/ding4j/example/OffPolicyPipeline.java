@@ -128,7 +128,7 @@ public final class OffPolicyPipeline
         this.dist = Objects.requireNonNull(dist, "dist");
         this.attempt = Objects.requireNonNull(attempt, "attempt");
         this.algorithm = algorithmOf(user);
-        this.cfg = schema(algorithm).apply(user);
+        this.cfg = withAlgorithmHint(algorithm, user);
         if (dist.distributed() && !"serial".equals(cfg.getString("pipeline.mode")))
         {
             throw new ConfigException("pipeline.mode", "expected serial with WORLD_SIZE=" + dist.worldSize()
@@ -218,6 +218,30 @@ public final class OffPolicyPipeline
             return new PpoAlgorithm();
         }
         throw new ConfigException("policy.type", "expected dqn, td3, sac or ppo, got " + type);
+    }
+
+    /**
+     * Checks the config against the algorithm's schema; an unknown key also says which algorithm's keys apply and
+     * where they are written (a config written for another algorithm, with {@code policy.type} switched, carries
+     * keys this one does not have).
+     */
+    private static Config withAlgorithmHint(final OffPolicyAlgorithm algorithm, final Config user)
+    {
+        try
+        {
+            return schema(algorithm).apply(user);
+        }
+        catch (final ConfigException ex)
+        {
+            if (!ex.getMessage().contains("unknown key"))
+            {
+                throw ex;
+            }
+            final String prefix = (ex.keyPath().isEmpty() ? "<root>" : ex.keyPath()) + ": ";
+            throw new ConfigException(ex.keyPath(), ex.getMessage().substring(prefix.length())
+                + "; policy.type " + algorithm.name() + " takes the keys of " + algorithm.defaults().replace(
+                "org/ding4j/", "") + " (a config written for another policy.type does not fit it)", ex);
+        }
     }
 
     /** The keys every algorithm shares, over its defaults, and its own. */

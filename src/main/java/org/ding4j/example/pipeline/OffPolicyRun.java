@@ -105,6 +105,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     private volatile long solvedAtEnvStep = -1;
     private volatile double solvedAtS = -1;
     private long start = System.nanoTime();
+    /** The update count this process's training began at (a resume's, after before_run loaded it). */
+    private long startIter;
     /** Whether the learner's before_run completed (then a failure is the run's, and its summary is written). */
     private volatile boolean started;
     /** Whether a resume restored the evaluation schedule and the random streams (both required). */
@@ -215,6 +217,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                     throw new UncheckedIOException("cannot write " + Path.of(exp, "total_config.yaml"), ex);
                 }
             }
+            startIter = learner.trainIter();
             started = true;
         }
     }
@@ -355,7 +358,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             solvedAtS = elapsedS();
         }
         progress.accept(new Progress(envSteps, trainIter, parts.epsilon(), value, schedule.bestReturn(),
-            trainIter / elapsedS()));
+            (trainIter - startIter) / elapsedS()));
         return solved;
     }
 
@@ -428,7 +431,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             paths.put("gradient_reduction", distTraining.dataParallels().isEmpty() ? "gradient_sync" : "reducer");
         }
         return new Summary(algorithm, seed, schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
-            parts.envSteps(), learner.trainIter(), wallS, setupS, warmupS, learner.trainIter() / wallS,
+            parts.envSteps(), learner.trainIter(), wallS, setupS, warmupS, (learner.trainIter() - startIter) / wallS,
             cfg.getString("pipeline.mode"), interrupted, null == error ? null : error.toString(), paths);
     }
 
