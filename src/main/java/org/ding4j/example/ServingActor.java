@@ -33,9 +33,15 @@ public final class ServingActor
     /** One thread's buffers: the forward's scratch, its output rows, one action row for {@link #greedy}. */
     private static final class Rows
     {
-        private PackedMlp.Scratch scratch;
+        private final PackedMlp.Scratch scratch;
         private float[] out;
         private final float[] action = new float[1];
+
+        Rows(final PackedMlp plan)
+        {
+            scratch = plan.newScratch(1);
+            out = new float[plan.outputWidth()];
+        }
     }
 
     private final PublishedWeights weights;
@@ -57,13 +63,7 @@ public final class ServingActor
         this.obsWidth = plan.inputWidth();
         this.outWidth = plan.outputWidth();
         this.actionWidth = actionWidth;
-        this.scratch = ThreadLocal.withInitial(() ->
-        {
-            final Rows rows = new Rows();
-            rows.scratch = plan.newScratch(1);
-            rows.out = new float[outWidth];
-            return rows;
-        });
+        this.scratch = ThreadLocal.withInitial(() -> new Rows(plan));
         publish();
     }
 
@@ -254,7 +254,7 @@ public final class ServingActor
                 Thread.onSpinWait();
                 continue;
             }
-            s.scratch = plan.forward(weights.buffer(stamp), obs, rows, s.out, s.scratch);
+            plan.forward(weights.buffer(stamp), obs, rows, s.out, s.scratch);
             if (weights.validate(stamp))
             {
                 return s.out;

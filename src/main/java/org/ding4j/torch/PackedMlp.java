@@ -257,13 +257,12 @@ public final class PackedMlp
      * @param obs     {@code [rows, inputWidth]} row-major
      * @param rows    rows, >= 1
      * @param out     receives {@code [rows, outputWidth]}
-     * @param scratch this thread's scratch ({@link #newScratch}), grown here when rows exceed it
-     * @return the scratch to pass next time (the one given, or a larger one)
+     * @param scratch this thread's scratch ({@link #newScratch}), grown here once when rows exceed it
      */
-    public Scratch forward(final NativeFloats packed, final float[] obs, final int rows, final float[] out,
+    public void forward(final NativeFloats packed, final float[] obs, final int rows, final float[] out,
         final Scratch scratch)
     {
-        return forward(packed, obs, rows, out, scratch, -1);
+        forward(packed, obs, rows, out, scratch, -1);
     }
 
     /**
@@ -275,9 +274,8 @@ public final class PackedMlp
      * @param out     receives {@code [rows, outputWidth]}
      * @param scratch this thread's scratch
      * @param variant one {@link #supports} says this CPU runs
-     * @return the scratch to pass next time
      */
-    public Scratch forward(final NativeFloats packed, final float[] obs, final int rows, final float[] out,
+    public void forward(final NativeFloats packed, final float[] obs, final int rows, final float[] out,
         final Scratch scratch, final int variant)
     {
         if (rows < 1 || obs.length < (long)rows * inputWidth || out.length < (long)rows * outputWidth)
@@ -290,15 +288,18 @@ public final class PackedMlp
             throw new IllegalArgumentException("variant: this CPU does not run variant " + variant);
         }
         checkSize("packed", packed, packedFloats);
-        final Scratch s = null != scratch && scratch.plan == this && scratch.rows >= rows ? scratch
-            : new Scratch(this, rows);
-        s.obs.view().put(0, obs, 0, rows * inputWidth);
-        NativeKernels.dense_forward(planAddress, layers.size(), dueling ? 1 : 0, packed.address(), s.obs.address(),
-            rows, s.hidden.address(), s.out.address(), variant);
-        s.out.view().get(0, out, 0, rows * outputWidth);
+        if (scratch.plan != this)
+        {
+            throw new IllegalArgumentException("scratch: made by another plan (newScratch of this one)");
+        }
+        scratch.fit(rows);
+        scratch.obs.view().put(0, obs, 0, rows * inputWidth);
+        NativeKernels.dense_forward(planAddress, layers.size(), dueling ? 1 : 0, packed.address(),
+            scratch.obs.address(), rows, scratch.hidden.address(), scratch.out.address(), variant);
+        scratch.out.view().get(0, out, 0, rows * outputWidth);
         Reference.reachabilityFence(packed);
         Reference.reachabilityFence(plan);
-        return s;
+        Reference.reachabilityFence(scratch);
     }
 
     /**
@@ -319,14 +320,17 @@ public final class PackedMlp
         }
     }
 
-    /** One thread's buffers for {@link #forward}: the observation rows, every layer's output, the output rows. */
+    /**
+     * One thread's buffers for {@link #forward}: the observation rows, every layer's output, the output rows. They
+     * grow, once, to the most rows a forward has taken.
+     */
     public static final class Scratch
     {
         private final PackedMlp plan;
-        private final int rows;
-        private final NativeFloats obs;
         private final NativeFloats hidden;
-        private final NativeFloats out;
+        private int rows;
+        private NativeFloats obs;
+        private NativeFloats out;
 
         private Scratch(final PackedMlp plan, final int rows)
         {
@@ -335,10 +339,19 @@ public final class PackedMlp
                 throw new IllegalArgumentException("rows: expected >= 1, got " + rows);
             }
             this.plan = plan;
-            this.rows = rows;
-            this.obs = new NativeFloats(Math.multiplyExact(rows, plan.inputWidth));
             this.hidden = new NativeFloats(plan.scratchFloats);
-            this.out = new NativeFloats(Math.multiplyExact(rows, plan.outputWidth));
+            fit(rows);
+        }
+
+        /** Makes room for {@code rows} rows (a layer's outputs are per row: {@link #hidden} never grows). */
+        private void fit(final int wanted)
+        {
+            if (wanted > rows)
+            {
+                obs = new NativeFloats(Math.multiplyExact(wanted, plan.inputWidth));
+                out = new NativeFloats(Math.multiplyExact(wanted, plan.outputWidth));
+                rows = wanted;
+            }
         }
     }
 }

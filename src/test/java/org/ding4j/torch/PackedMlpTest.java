@@ -193,5 +193,9 @@ class PackedMlpTest
         ex = assertThrows(IllegalArgumentException.class, () -> plan.forward(new NativeFloats(plan.packedFloats()),
             new float[2], 1, new float[4], plan.newScratch(1)));
         assertEquals("obs, out: expected 1 rows of 3 and 4 floats, got 2 and 4 floats", ex.getMessage());
+        final PackedMlp other = new PackedMlp(List.of(first), false);
+        ex = assertThrows(IllegalArgumentException.class, () -> plan.forward(new NativeFloats(plan.packedFloats()),
+            new float[3], 1, new float[4], other.newScratch(1)));
+        assertEquals("scratch: made by another plan (newScratch of this one)", ex.getMessage());
     }
 }

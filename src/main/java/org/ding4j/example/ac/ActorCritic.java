@@ -295,7 +295,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
     {
         private final FlatParameters params;
         private final NativeFloats packed = new NativeFloats(actorPlan.packedFloats());
-        private PackedMlp.Scratch scratch = actorPlan.newScratch(1);
+        private final PackedMlp.Scratch scratch = actorPlan.newScratch(1);
         private float[] raw = new float[actorPlan.outputWidth()];
 
         Acting(final FlatParameters params)
@@ -312,7 +312,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
                 raw = new float[rows * width];
             }
             actorPlan.pack(params, packed);
-            scratch = actorPlan.forward(packed, obs, rows, raw, scratch);
+            actorPlan.forward(packed, obs, rows, raw, scratch);
             for (int r = 0; r < rows; r++)
             {
                 for (int k = 0; k < nets.action(); k++)

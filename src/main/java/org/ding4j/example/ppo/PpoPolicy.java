@@ -342,8 +342,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     {
         private final NativeFloats actorPacked = new NativeFloats(actorPlan.packedFloats());
         private final NativeFloats criticPacked = new NativeFloats(criticPlan.packedFloats());
-        private PackedMlp.Scratch actorScratch = actorPlan.newScratch(1);
-        private PackedMlp.Scratch criticScratch = criticPlan.newScratch(1);
+        private final PackedMlp.Scratch actorScratch = actorPlan.newScratch(1);
+        private final PackedMlp.Scratch criticScratch = criticPlan.newScratch(1);
         private float[] out = new float[settings.actions()];
         private long packedAt = -1;
         /** The log standard deviations in the flat buffer (null for a categorical head). */
@@ -416,7 +416,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
                     logp[r] = (float)lp;
                 }
             }
-            criticScratch = criticPlan.forward(criticPacked, obs, rows, values, criticScratch);
+            criticPlan.forward(criticPacked, obs, rows, values, criticScratch);
         }
 
         /**
@@ -427,7 +427,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         void values(final float[] obs, final int rows, final float[] values)
         {
             pack();
-            criticScratch = criticPlan.forward(criticPacked, obs, rows, values, criticScratch);
+            criticPlan.forward(criticPacked, obs, rows, values, criticScratch);
         }
 
         /** The mode: the most likely index, or the Gaussian's mean clipped to [-1, 1]. */
@@ -467,7 +467,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
             {
                 out = new float[rows * settings.actions()];
             }
-            actorScratch = actorPlan.forward(actorPacked, obs, rows, out, actorScratch);
+            actorPlan.forward(actorPacked, obs, rows, out, actorScratch);
         }
 
         private double logStdAt(final int k)
