@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "ding4j_dqn.h"
+#include "ding4j_mlp.h"
 
 namespace ding4j {
 
@@ -47,11 +47,7 @@ const float LOG_SIGMA_MAX = 2.0f;
 const float TANH_EPS = 1e-6f;
 const double HALF_LOG_2PI = 0.91893853320467274178;
 
-/** An MLP's layers (ReLU between them, none after the last) at offsets in its flat buffer, with saved outputs. */
-struct Mlp {
-    std::vector<Linear> layers;
-    std::vector<std::vector<float>> out;  // each layer's output for the last forward (after ReLU but the last)
-};
+using mlp_model::Mlp;
 
 struct AC {
     Net ops;  // sgemm and the activation (ReLU) for dqn_detail's layer functions
@@ -75,42 +71,15 @@ struct AC {
     std::vector<float> dout;       // [B, actor out] dL/dactor output
 };
 
-/** A forward with the given parameters; returns the last layer's output (inside m.out). */
+/** A forward of the batch (ReLU between the layers); returns the last layer's output (inside m.out). */
 inline const float* forward(const AC& c, Mlp& m, const float* params, const float* x, const int rows) {
-    const size_t last = m.layers.size() - 1;
-    for (size_t l = 0; l <= last; l++) {
-        dqn_detail::linear(c.ops, m.layers[l], params, x, m.out[l].data(), rows, l < last);
-        x = m.out[l].data();
-    }
-    return m.out[last].data();
+    return mlp_model::forward(c.ops, m, params, x, rows);
 }
 
-/**
- * Backward from dy at the last output: parameter gradients into grads when grads is not null, and the gradient at the
- * input into dx_in when dx_in is not null (the first layer's input is not activated).
- */
+/** mlp_model::backward through c's gradient scratch. */
 inline void backward(AC& c, Mlp& m, const float* params, float* grads, const float* input, const float* dy,
     float* dx_in, const int rows) {
-    const int last = (int)m.layers.size() - 1;
-    float* cur = c.gh.data();
-    float* other = c.gh2.data();
-    for (int l = last; l >= 0; l--) {
-        const Linear& layer = m.layers[l];
-        const float* x = 0 == l ? input : m.out[l - 1].data();
-        float* dx = 0 == l ? dx_in : cur;
-        if (nullptr != grads) {
-            dqn_detail::linear_backward(c.ops, layer, params, grads, x, dy, dx, 0 == l ? nullptr : x, rows);
-        } else if (nullptr != dx) {
-            // The gradient at the input alone: dX = dY W, then through the ReLU that produced x.
-            c.ops.sgemm(dqn_detail::ROW_MAJOR, dqn_detail::NO_TRANS, dqn_detail::NO_TRANS, rows, layer.in, layer.out,
-                1.0f, dy, layer.out, params + layer.w, layer.in, 0.0f, dx, layer.in);
-            if (0 != l) {
-                dqn_detail::activation_backward(c.ops, dx, x, (int64_t)rows * layer.in);
-            }
-        }
-        dy = dx;
-        std::swap(cur, other);
-    }
+    mlp_model::backward(c.ops, m, params, grads, input, dy, dx_in, rows, c.gh.data(), c.gh2.data());
 }
 
 inline void adam(const double* s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
@@ -444,20 +413,8 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
     c->act = (int)dims[3];
     c->in = c->obs + c->act;
     const int64_t b = c->batch;
-    int o = 0;
-    int widest = c->in;
-    for (int l = 0; l < la; l++, o += 2) {
-        c->actor.layers.push_back(Linear{(int)aw[l], (int)aw[l + 1], offsets[o], offsets[o + 1]});
-        c->actor.out.emplace_back(b * aw[l + 1]);
-        widest = std::max(widest, (int)aw[l + 1]);
-    }
-    for (Mlp& m : c->q) {
-        for (int l = 0; l < lc; l++, o += 2) {
-            m.layers.push_back(Linear{(int)cw[l], (int)cw[l + 1], offsets[o], offsets[o + 1]});
-            m.out.emplace_back(b * cw[l + 1]);
-            widest = std::max(widest, (int)cw[l + 1]);
-        }
-    }
+    int widest = std::max(c->actor.add(aw, (int)la, offsets, b), c->q[0].add(cw, (int)lc, offsets + 2 * la, b));
+    c->q[1].add(cw, (int)lc, offsets + 2 * (la + lc), b);
     c->x.resize(b * c->in);
     c->dx.resize(b * c->in);
     c->dx_sum.resize(b * c->in);

@@ -231,5 +231,6 @@ inline void sgd_step(
 #include "ding4j_dqn.h"
 #include "ding4j_ac.h"
 #include "ding4j_dense.h"
+#include "ding4j_ppo.h"
 
 #endif  // DING4J_KERNELS_H

@@ -1,5 +1,7 @@
 package org.ding4j.torch;
 
+import java.util.List;
+
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -107,5 +109,34 @@ final class Checks
             throw new IllegalArgumentException(name + ": expected numel=" + numel + ", got numel=" + n);
         }
         return n;
+    }
+
+    /**
+     * The offsets of weight and bias of each layer of the net under {@code prefix}, each parameter's shape checked
+     * against the widths ({@code Mlp}'s names: {@code 0.weight}, {@code 0.bias}, {@code 2.weight}, ...).
+     */
+    static long[] layerOffsets(final String who, final FlatParameters params, final String prefix,
+        final long[] sizes, final String what)
+    {
+        singleCpuFloatGroup(params, who + ": the " + what);
+        final List<String> names = params.names();
+        final long[] offsets = new long[2 * (sizes.length - 1)];
+        for (int l = 0; l + 1 < sizes.length; l++)
+        {
+            for (int k = 0; k < 2; k++)
+            {
+                final String name = prefix + 2 * l + (0 == k ? ".weight" : ".bias");
+                final int index = names.indexOf(name);
+                final long[] expected = 0 == k ? new long[] {sizes[l + 1], sizes[l]} : new long[] {sizes[l + 1]};
+                if (index < 0 || !java.util.Arrays.equals(expected, params.shape(index)))
+                {
+                    throw new IllegalArgumentException(who + ": the " + what + " needs " + name + " of shape "
+                        + java.util.Arrays.toString(expected) + ", got " + (index < 0 ? "none (" + names + ")"
+                        : java.util.Arrays.toString(params.shape(index))));
+                }
+                offsets[2 * l + k] = params.offset(index);
+            }
+        }
+        return offsets;
     }
 }

@@ -1,6 +1,5 @@
 package org.ding4j.torch;
 
-import java.util.List;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.DoublePointer;
@@ -156,9 +155,9 @@ public final class FusedActorCritic implements AutoCloseable
                 + ", act " + act + ", actor " + java.util.Arrays.toString(as) + ", critic "
                 + java.util.Arrays.toString(cs));
         }
-        final long[] actorOffsets = offsets(actor, List.of(""), as, "actor");
-        final long[] q1 = offsets(critic, List.of("q1."), cs, "critic");
-        final long[] q2 = offsets(critic, List.of("q2."), cs, "critic");
+        final long[] actorOffsets = Checks.layerOffsets("FusedActorCritic", actor, "", as, "actor");
+        final long[] q1 = Checks.layerOffsets("FusedActorCritic", critic, "q1.", cs, "critic");
+        final long[] q2 = Checks.layerOffsets("FusedActorCritic", critic, "q2.", cs, "critic");
         sameLayout(actor, actorTarget, "actor target");
         sameLayout(critic, criticTarget, "critic target");
         this.actorOptimizer = optimizerOf(actorOptimizer, actor, "actor");
@@ -230,35 +229,6 @@ public final class FusedActorCritic implements AutoCloseable
                 + "outside [1, 2^24] or over 64 layers): actor " + java.util.Arrays.toString(as) + ", critic "
                 + java.util.Arrays.toString(cs) + ", batch " + batch);
         }
-    }
-
-    /**
-     * The offsets of weight and bias of each layer of the net under {@code prefix}, each parameter's shape checked
-     * against the widths.
-     */
-    private static long[] offsets(final FlatParameters params, final List<String> prefix, final long[] sizes,
-        final String what)
-    {
-        Checks.singleCpuFloatGroup(params, "FusedActorCritic: the " + what);
-        final List<String> names = params.names();
-        final long[] offsets = new long[2 * (sizes.length - 1)];
-        for (int l = 0; l + 1 < sizes.length; l++)
-        {
-            for (int k = 0; k < 2; k++)
-            {
-                final String name = prefix.get(0) + 2 * l + (0 == k ? ".weight" : ".bias");
-                final int index = names.indexOf(name);
-                final long[] expected = 0 == k ? new long[] {sizes[l + 1], sizes[l]} : new long[] {sizes[l + 1]};
-                if (index < 0 || !java.util.Arrays.equals(expected, params.shape(index)))
-                {
-                    throw new IllegalArgumentException("FusedActorCritic: the " + what + " needs " + name + " of shape "
-                        + java.util.Arrays.toString(expected) + ", got " + (index < 0 ? "none (" + names + ")"
-                        : java.util.Arrays.toString(params.shape(index))));
-                }
-                offsets[2 * l + k] = params.offset(index);
-            }
-        }
-        return offsets;
     }
 
     private static void sameLayout(final FlatParameters online, final FlatParameters target, final String what)

@@ -102,11 +102,30 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
      */
     final long countNativeStep(final String who)
     {
+        return countNativeStep(who, false);
+    }
+
+    /**
+     * Counts a step that a fused native update runs itself with this optimizer's gradient-norm clipping done as
+     * {@link #step()} does it (the norm of every gradient, the same constant, the same scale): allowed with one
+     * parameter group.
+     *
+     * @param who the fused update, for the message
+     * @return the step number the kernel used
+     * @throws IllegalStateException if this optimizer has more than one group
+     */
+    final long countNativeClippedStep(final String who)
+    {
+        return countNativeStep(who, true);
+    }
+
+    private long countNativeStep(final String who, final boolean kernelClips)
+    {
         checkOpen();
-        if (maxGradNorm > 0.0 || 1 != params.groupCount())
+        if ((maxGradNorm > 0.0 && !kernelClips) || 1 != params.groupCount())
         {
-            throw new IllegalStateException(who + ": its optimizer must have one parameter group and no gradient "
-                + "clipping to run inside the fused update");
+            throw new IllegalStateException(who + ": its optimizer must have one parameter group" + (kernelClips ? ""
+                : " and no gradient clipping") + " to run inside the fused update");
         }
         return ++stepCount;
     }

@@ -58,6 +58,14 @@ final class NativeKernels
     /** stage 0: the whole update; 1, 2, 3: its stages, gradients averaged across ranks between them. */
     static native void ac_update(long handle, long addresses, long scalars, long stats, int stage);
 
+    static native long ppo_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
+
+    static native void ppo_free(long handle);
+
+    /** Minibatches first..last-1; stage 0: each whole; 1, 2: one minibatch's gradients, then its step. */
+    static native long ppo_update(long handle, long addresses, long scalars, long stats, long first, long last,
+        int stage);
+
     /** variant -1: the variant dense_forward picks; 0 to 2: 1 if this CPU runs it, else 0. */
     static native int dense_variant(int variant);
 

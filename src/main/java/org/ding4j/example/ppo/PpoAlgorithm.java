@@ -32,8 +32,10 @@ import org.ding4j.torch.FusedOptimizer;
  * of {@code batch_size} minibatches on it, each minibatch an iteration (so {@code eval_freq}, {@code max_train_iter}
  * and the checkpoint schedule count minibatches, as DI-engine's learner does); evaluation is the deterministic action
  * on fresh seeded starts. On-policy: serial mode only (a collector thread would collect with stale weights). Its
- * defaults are {@code examples/cartpole_ppo.yaml}. The update is libtorch autograd; on data-parallel ranks its
- * gradients go through c10d's Reducer, minibatch by minibatch.
+ * defaults are {@code examples/cartpole_ppo.yaml}. The update is {@link org.ding4j.torch.FusedPpo}'s one native call
+ * per rollout ({@code policy.learn.fused_update: true}) or libtorch autograd; on data-parallel ranks the gradients of
+ * each minibatch are averaged before its step (the fused update's all-reduce between its two native calls, or c10d's
+ * Reducer during autograd's backward).
  */
 public final class PpoAlgorithm implements OffPolicyAlgorithm
 {
@@ -182,7 +184,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             cfg.getDouble("policy.learn.learning_rate"), cfg.getDouble("policy.learn.clip_ratio"),
             cfg.getBoolean("policy.learn.value_clip"), cfg.getDouble("policy.learn.value_weight"),
             cfg.getDouble("policy.learn.entropy_weight"), cfg.getBoolean("policy.learn.adv_norm"),
-            cfg.getDouble("policy.learn.grad_clip"));
+            cfg.getDouble("policy.learn.grad_clip"), cfg.getBoolean("policy.learn.fused_update"));
     }
 
     @Override
@@ -261,7 +263,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         @Override
         public List<List<Module>> autogradModules()
         {
-            return List.of(policy.modules());
+            return policy.settings().fused() ? List.of() : List.of(policy.modules());
         }
 
         @Override

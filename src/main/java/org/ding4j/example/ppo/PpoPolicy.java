@@ -23,6 +23,7 @@ import org.ding4j.torch.Activation;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
+import org.ding4j.torch.FusedPpo;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
@@ -60,10 +61,11 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
      * @param entropyWeight the entropy bonus's weight
      * @param advantageNorm whether advantages are normalised per minibatch
      * @param gradClip      the global gradient-norm clip (0: none)
+     * @param fused         whether {@link FusedPpo} runs the update (else libtorch autograd)
      */
     public record Settings(int obs, int actions, boolean discrete, long[] hidden, int minibatch, int epochs,
         double learningRate, double clipRatio, boolean valueClip, double valueWeight, double entropyWeight,
-        boolean advantageNorm, double gradClip)
+        boolean advantageNorm, double gradClip, boolean fused)
     {
         /** Copies the widths. */
         public Settings
@@ -90,6 +92,11 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     private final FusedAdam optimizer;
     private final PackedMlp actorPlan;
     private final PackedMlp criticPlan;
+    /** The fused native update, or null: libtorch autograd runs it. */
+    private final FusedPpo fused;
+    /** The batch {@link #fused} has bound, and its binding. */
+    private PpoBatch boundBatch;
+    private FusedPpo.Data bound;
     /** Shuffles each epoch's minibatches; saved in the state dict. */
     private final ResumableRandom shuffle;
     private final Scalar lowClip;
@@ -97,6 +104,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     /** Updates so far: the acting copies repack when it moves. */
     private long updates;
     private int[] permutation = new int[0];
+    /** The fused path's minibatch order: every epoch's permutation. */
+    private int[] order;
     private Tensor index;
     private LongPointer indexData;
     private int policyLoss;
@@ -140,6 +149,10 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         actorPlan = PackedMlp.sequential(params, "actor.", actorSizes, Activation.TANH);
         criticPlan = PackedMlp.sequential(params, "critic.", criticSizes, Activation.TANH);
         shuffle = new ResumableRandom(shuffleSeed);
+        fused = settings.fused() ? new FusedPpo(new FusedPpo.Layout(settings.discrete(), settings.minibatch(),
+            settings.obs(), settings.actions(), actorSizes, criticSizes), new FusedPpo.Loss(settings.clipRatio(),
+            settings.valueClip(), settings.valueWeight(), settings.entropyWeight(), settings.advantageNorm()), params,
+            optimizer) : null;
         lowClip = natives.own(new Scalar(1.0 - settings.clipRatio()));
         highClip = natives.own(new Scalar(1.0 + settings.clipRatio()));
     }
@@ -220,6 +233,11 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
             throw new IllegalArgumentException("batch: expected a multiple of the minibatch " + mb + " rows, got "
                 + rows);
         }
+        if (null != fused)
+        {
+            fusedForward(batch, sink);
+            return;
+        }
         if (permutation.length != rows)
         {
             permutation = new int[rows];
@@ -247,6 +265,55 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         }
     }
 
+    /**
+     * Every epoch's shuffle laid end to end, and one native call for all their minibatches; then each minibatch's
+     * values, an iteration each. The hooks of a minibatch's iteration run after the call, so they see the rollout's
+     * final weights, as DI-engine's list path runs them after the policy's whole forward.
+     */
+    private void fusedForward(final PpoBatch batch, final LogSink sink)
+    {
+        final int rows = batch.rows();
+        if (permutation.length != rows)
+        {
+            permutation = new int[rows];
+            order = new int[rows * settings.epochs()];
+        }
+        for (int epoch = 0; epoch < settings.epochs(); epoch++)
+        {
+            shuffle();
+            System.arraycopy(permutation, 0, order, epoch * rows, rows);
+        }
+        fused.update(bind(batch), order);
+        updates++;
+        for (int j = 0, minibatches = order.length / settings.minibatch(); j < minibatches; j++)
+        {
+            if (j > 0)
+            {
+                sink.nextUpdate();
+            }
+            sink.put(policyLoss, fused.stat(j, FusedPpo.Stat.POLICY_LOSS));
+            sink.put(valueLoss, fused.stat(j, FusedPpo.Stat.VALUE_LOSS));
+            sink.put(entropy, fused.stat(j, FusedPpo.Stat.ENTROPY));
+            sink.put(approxKl, fused.stat(j, FusedPpo.Stat.APPROX_KL));
+            sink.put(clipFraction, fused.stat(j, FusedPpo.Stat.CLIP_FRACTION));
+            sink.put(gradNorm, fused.stat(j, FusedPpo.Stat.GRAD_NORM));
+            sink.put(totalLoss, fused.stat(j, FusedPpo.Stat.TOTAL_LOSS));
+            sink.put(curLr, optimizer.lr());
+        }
+    }
+
+    /** {@link #fused}'s binding of the batch's tensors, made when a new batch comes. */
+    private FusedPpo.Data bind(final PpoBatch batch)
+    {
+        if (batch != boundBatch)
+        {
+            bound = fused.bind(batch.obs(), batch.actions(), batch.logProbs(), batch.values(), batch.advantages(),
+                batch.returns());
+            boundBatch = batch;
+        }
+        return bound;
+    }
+
     /** A Fisher-Yates shuffle of 0..rows-1 from the saved stream. */
     private void shuffle()
     {
@@ -263,67 +330,113 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         }
     }
 
+    /** One minibatch's loss and its parts, libtorch tensors inside the caller's scope. */
+    private record Losses(Tensor total, Tensor policy, Tensor value, Tensor entropy, Tensor ratio, Tensor logRatio)
+    {
+    }
+
+    /** The libtorch autograd loss of the rows in {@link #index}. */
+    private Losses losses(final PpoBatch batch)
+    {
+        final Tensor obs = batch.obs().index_select(0, index);
+        final Tensor action = batch.actions().index_select(0, index);
+        final Tensor oldLogp = batch.logProbs().index_select(0, index);
+        final Tensor oldValue = batch.values().index_select(0, index);
+        final Tensor ret = batch.returns().index_select(0, index);
+        Tensor adv = batch.advantages().index_select(0, index);
+        if (settings.advantageNorm())
+        {
+            adv = adv.sub(adv.mean()).div(adv.std().add(new Scalar(1e-8)));
+        }
+        final Tensor out = actor.forward(obs);
+        final Tensor logp;
+        final Tensor ent;
+        if (settings.discrete())
+        {
+            final Tensor all = out.log_softmax(1);
+            logp = all.gather(1, action.toType(torch.ScalarType.Long)).squeeze(1);
+            ent = all.exp().mul(all).sum(1).neg().mean();
+        }
+        else
+        {
+            final Tensor z = action.sub(out).div(logStd.exp());
+            logp = z.square().mul(new Scalar(-0.5)).sub(logStd).sub(new Scalar(LOG_SQRT_2PI)).sum(1);
+            ent = logStd.add(new Scalar(0.5 + LOG_SQRT_2PI)).sum();
+        }
+        final Tensor logRatio = logp.sub(oldLogp);
+        final Tensor ratio = logRatio.exp();
+        final Tensor clipped = ratio.clamp(new ScalarOptional(lowClip), new ScalarOptional(highClip));
+        final Tensor pg = torch.maximum(adv.neg().mul(ratio), adv.neg().mul(clipped)).mean();
+        final Tensor value = critic.forward(obs).squeeze(1);
+        Tensor vl = value.sub(ret).square();
+        if (settings.valueClip())
+        {
+            final Tensor near = oldValue.add(value.sub(oldValue).clamp(
+                new ScalarOptional(new Scalar(-settings.clipRatio())),
+                new ScalarOptional(new Scalar(settings.clipRatio()))));
+            vl = torch.maximum(vl, near.sub(ret).square());
+        }
+        vl = vl.mean().mul(new Scalar(0.5));
+        final Tensor loss = pg.add(vl.mul(new Scalar(settings.valueWeight())))
+            .sub(ent.mul(new Scalar(settings.entropyWeight())));
+        return new Losses(loss, pg, vl, ent, ratio, logRatio);
+    }
+
     private void update(final PpoBatch batch, final LogSink sink)
     {
         try (PointerScope scope = new PointerScope())
         {
-            final Tensor obs = batch.obs().index_select(0, index);
-            final Tensor action = batch.actions().index_select(0, index);
-            final Tensor oldLogp = batch.logProbs().index_select(0, index);
-            final Tensor oldValue = batch.values().index_select(0, index);
-            final Tensor ret = batch.returns().index_select(0, index);
-            Tensor adv = batch.advantages().index_select(0, index);
-            if (settings.advantageNorm())
-            {
-                adv = adv.sub(adv.mean()).div(adv.std().add(new Scalar(1e-8)));
-            }
-            final Tensor out = actor.forward(obs);
-            final Tensor logp;
-            final Tensor ent;
-            if (settings.discrete())
-            {
-                final Tensor all = out.log_softmax(1);
-                logp = all.gather(1, action.toType(torch.ScalarType.Long)).squeeze(1);
-                ent = all.exp().mul(all).sum(1).neg().mean();
-            }
-            else
-            {
-                final Tensor z = action.sub(out).div(logStd.exp());
-                logp = z.square().mul(new Scalar(-0.5)).sub(logStd).sub(new Scalar(LOG_SQRT_2PI)).sum(1);
-                ent = logStd.add(new Scalar(0.5 + LOG_SQRT_2PI)).sum();
-            }
-            final Tensor logRatio = logp.sub(oldLogp);
-            final Tensor ratio = logRatio.exp();
-            final Tensor clipped = ratio.clamp(new ScalarOptional(lowClip), new ScalarOptional(highClip));
-            final Tensor pg = torch.maximum(adv.neg().mul(ratio), adv.neg().mul(clipped)).mean();
-            final Tensor value = critic.forward(obs).squeeze(1);
-            Tensor vl = value.sub(ret).square();
-            if (settings.valueClip())
-            {
-                final Tensor near = oldValue.add(value.sub(oldValue).clamp(
-                    new ScalarOptional(new Scalar(-settings.clipRatio())),
-                    new ScalarOptional(new Scalar(settings.clipRatio()))));
-                vl = torch.maximum(vl, near.sub(ret).square());
-            }
-            vl = vl.mean().mul(new Scalar(0.5));
-            final Tensor loss = pg.add(vl.mul(new Scalar(settings.valueWeight())))
-                .sub(ent.mul(new Scalar(settings.entropyWeight())));
+            final Losses l = losses(batch);
             params.zeroGrad();
-            optimizer.backward(loss);
+            optimizer.backward(l.total());
             final double norm = optimizer.step();
             updates++;
             try (NoGradGuard noGrad = new NoGradGuard())
             {
-                sink.put(approxKl, ratio.sub(new Scalar(1.0)).sub(logRatio).mean().item_double());
-                sink.put(clipFraction, ratio.sub(new Scalar(1.0)).abs().gt(new Scalar(settings.clipRatio()))
+                sink.put(approxKl, l.ratio().sub(new Scalar(1.0)).sub(l.logRatio()).mean().item_double());
+                sink.put(clipFraction, l.ratio().sub(new Scalar(1.0)).abs().gt(new Scalar(settings.clipRatio()))
                     .toType(torch.ScalarType.Float).mean().item_double());
             }
-            sink.put(policyLoss, pg.item_double());
-            sink.put(valueLoss, vl.item_double());
-            sink.put(entropy, ent.item_double());
+            sink.put(policyLoss, l.policy().item_double());
+            sink.put(valueLoss, l.value().item_double());
+            sink.put(entropy, l.entropy().item_double());
             sink.put(gradNorm, Double.isNaN(norm) ? params.gradNorm() : norm);
-            sink.put(totalLoss, loss.item_double());
+            sink.put(totalLoss, l.total().item_double());
             sink.put(curLr, optimizer.lr());
+        }
+    }
+
+    /**
+     * One minibatch's gradients into {@link #parameters()}' gradient buffer, with no step: the fused kernel's or
+     * libtorch autograd's, whichever this policy runs (for the checks of one against the other).
+     *
+     * @param batch the rollout
+     * @param rows  the minibatch's rows
+     * @return its policy loss, value loss, entropy and total loss
+     */
+    double[] gradients(final PpoBatch batch, final int[] rows)
+    {
+        if (null != fused)
+        {
+            fused.gradients(bind(batch), rows);
+            return new double[] {fused.stat(0, FusedPpo.Stat.POLICY_LOSS), fused.stat(0, FusedPpo.Stat.VALUE_LOSS),
+                fused.stat(0, FusedPpo.Stat.ENTROPY), fused.stat(0, FusedPpo.Stat.TOTAL_LOSS)};
+        }
+        index = natives.own(torch.zeros(new long[] {rows.length}, new org.bytedeco.pytorch.TensorOptions(
+            torch.ScalarType.Long)));
+        indexData = new LongPointer(index.data_ptr());
+        permutation = new int[0];
+        for (int k = 0; k < rows.length; k++)
+        {
+            indexData.put(k, rows[k]);
+        }
+        try (PointerScope scope = new PointerScope())
+        {
+            final Losses l = losses(batch);
+            params.zeroGrad();
+            l.total().backward();
+            return new double[] {l.policy().item_double(), l.value().item_double(), l.entropy().item_double(),
+                l.total().item_double()};
         }
     }
 
@@ -518,6 +631,10 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     @Override
     public void close()
     {
+        if (null != fused)
+        {
+            fused.close();
+        }
         optimizer.close();
         params.close();
         actor.close();

@@ -1,0 +1,350 @@
+// ding4j fused PPO update: every minibatch of a rollout's epochs in one native call. Per minibatch: its rows gathered
+// by the caller's shuffled order, advantages normalised, actor and critic forwards (Tanh MLPs), the clipped surrogate,
+// the (optionally clipped) value loss and the entropy bonus, their backward into the flat gradient buffer, the global
+// gradient-norm clip and one Adam step; each minibatch's losses and statistics written to its own row of stats, which
+// the caller hands to the learner as one iteration each. Layers and the MLP forward/backward are ding4j_dqn.h's and
+// ding4j_mlp.h's (as TD3's and SAC's); every matrix product is the presets' OpenBLAS cblas_sgemm.
+// The arithmetic follows org.ding4j.example.ppo.PpoPolicy's libtorch autograd path operation by operation, including
+// autograd's conventions at the edges (maximum's gradient split in half on a tie, clamp's gradient passed at its
+// bounds), so that gradients equal it within float rounding; FusedPpoTest compares them.
+//
+// Java (org.ding4j.torch.FusedPpo) checks every tensor's shape, dtype and device and the order's range before it
+// passes an address; the kernel itself checks each stored discrete action against the action count.
+#ifndef DING4J_PPO_H
+#define DING4J_PPO_H
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "ding4j_mlp.h"
+
+namespace ding4j {
+
+namespace ppo_detail {
+
+using dqn_detail::Net;
+using mlp_model::Mlp;
+
+enum {
+    PARAMS, GRADS, ADAM_M, ADAM_V, OBS, ACTION, LOG_PROB, VALUE, ADVANTAGE, RETURN, ORDER, ADDRESSES
+};
+enum {
+    CLIP_RATIO, VALUE_CLIP, VALUE_WEIGHT, ENTROPY_WEIGHT, ADV_NORM, MAX_GRAD_NORM, LR, BETA1, BETA2, EPS,
+    WEIGHT_DECAY, DECOUPLED, FIRST_STEP, SCALARS
+};
+enum {
+    STAT_POLICY_LOSS, STAT_VALUE_LOSS, STAT_ENTROPY, STAT_APPROX_KL, STAT_CLIP_FRACTION, STAT_GRAD_NORM,
+    STAT_TOTAL_LOSS, STATS
+};
+// ppo_update's stages: ALL runs each minibatch of the range whole; a data-parallel caller runs GRADS and STEP for
+// one minibatch at a time and averages the gradients across ranks between them.
+enum { STAGE_ALL = 0, STAGE_GRADS = 1, STAGE_STEP = 2 };
+
+const float HALF_LOG_2PI = 0.918938533204672742f;
+/** clip_grad_norm_'s constant added to the norm before dividing (FusedOptimizer.CLIP_EPS). */
+const double CLIP_EPS = 1e-6;
+
+struct PPO {
+    Net ops;  // sgemm; Tanh between layers
+    bool discrete;
+    int batch;  // rows per minibatch
+    int obs;
+    int act;    // action count (categorical) or width (Gaussian)
+    int action_width;  // floats per stored action: 1 or act
+    int64_t numel;     // every parameter: actor, critic, log std
+    int64_t log_std;   // offset of the log standard deviations, or -1
+    Mlp actor;
+    Mlp critic;
+    std::vector<float> x, a, old_logp, old_v, ret, adv;  // the minibatch's rows
+    std::vector<float> dout;  // [B, act] dL/dactor output
+    std::vector<float> dv;    // [B] dL/dvalue
+    std::vector<float> gh, gh2;
+    std::vector<float> z;     // [B, act] Gaussian: (a - mu) / sigma
+};
+
+/** Copies the minibatch's rows (order[0..B)) out of the rollout. */
+inline void gather(PPO& p, const int64_t* addr, const int32_t* order) {
+    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
+    const float* action = reinterpret_cast<const float*>(addr[ACTION]);
+    const float* logp = reinterpret_cast<const float*>(addr[LOG_PROB]);
+    const float* value = reinterpret_cast<const float*>(addr[VALUE]);
+    const float* adv = reinterpret_cast<const float*>(addr[ADVANTAGE]);
+    const float* ret = reinterpret_cast<const float*>(addr[RETURN]);
+    for (int i = 0; i < p.batch; i++) {
+        const int64_t r = order[i];
+        std::memcpy(p.x.data() + (int64_t)i * p.obs, obs + r * p.obs, sizeof(float) * p.obs);
+        std::memcpy(p.a.data() + (int64_t)i * p.action_width, action + r * p.action_width,
+            sizeof(float) * p.action_width);
+        p.old_logp[i] = logp[r];
+        p.old_v[i] = value[r];
+        p.adv[i] = adv[r];
+        p.ret[i] = ret[r];
+    }
+}
+
+/** adv = (adv - mean) / (std + 1e-8), std unbiased, as PpoPolicy's adv.sub(adv.mean()).div(adv.std() + 1e-8). */
+inline void normalise(PPO& p) {
+    double sum = 0.0;
+    for (int i = 0; i < p.batch; i++) {
+        sum += p.adv[i];
+    }
+    const float mean = (float)(sum / p.batch);
+    double squares = 0.0;
+    for (int i = 0; i < p.batch; i++) {
+        const double d = (double)p.adv[i] - mean;
+        squares += d * d;
+    }
+    const float denom = (float)std::sqrt(squares / (p.batch - 1)) + 1e-8f;
+    for (int i = 0; i < p.batch; i++) {
+        p.adv[i] = (p.adv[i] - mean) / denom;
+    }
+}
+
+/**
+ * The weights torch.maximum(a, b)'s backward gives each side: 1 to the larger, 0 to the other, a half each on a tie
+ * (and, as there, nothing to either when one is NaN but the equal-compare: 0, 0).
+ */
+inline void max_split(const float a, const float b, float& to_a, float& to_b) {
+    to_a = a > b ? 1.0f : (a == b ? 0.5f : 0.0f);
+    to_b = b > a ? 1.0f : (a == b ? 0.5f : 0.0f);
+}
+
+/**
+ * Forward, losses and backward of the gathered minibatch into the gradient buffer; its statistics into stats (all
+ * but the grad norm). Returns -1, or the minibatch row whose stored discrete action is not an action.
+ */
+inline int gradients(PPO& p, const int64_t* addr, const double* s, double* stats) {
+    const float* params = reinterpret_cast<const float*>(addr[PARAMS]);
+    float* grads = reinterpret_cast<float*>(addr[GRADS]);
+    const int B = p.batch;
+    const int A = p.act;
+    for (int i = 0; i < B; i++) {
+        if (p.discrete && !(p.a[i] >= 0.0f && p.a[i] < (float)A && p.a[i] == std::floor(p.a[i]))) {
+            return i;
+        }
+    }
+    if (0.0 != s[ADV_NORM]) {
+        normalise(p);
+    }
+    const float* out = mlp_model::forward(p.ops, p.actor, params, p.x.data(), B);
+    const float* v = mlp_model::forward(p.ops, p.critic, params, p.x.data(), B);
+    const float eps = (float)s[CLIP_RATIO];
+    const float lo = (float)(1.0 - s[CLIP_RATIO]);
+    const float hi = (float)(1.0 + s[CLIP_RATIO]);
+    const float vw = (float)s[VALUE_WEIGHT];
+    const float ew = (float)s[ENTROPY_WEIGHT];
+    const float inv_b = 1.0f / (float)B;
+    const float* log_std = p.discrete ? nullptr : params + p.log_std;
+    double pg = 0.0, vl = 0.0, ent = 0.0, kl = 0.0, clipped = 0.0;
+    if (!p.discrete) {
+        for (int k = 0; k < A; k++) {
+            ent += (double)(log_std[k] + (0.5f + HALF_LOG_2PI));
+        }
+    }
+    for (int i = 0; i < B; i++) {
+        const float* o = out + (int64_t)i * A;
+        float* d = p.dout.data() + (int64_t)i * A;
+        float logp;
+        float lse = 0.0f;
+        float entropy = 0.0f;
+        if (p.discrete) {
+            float max = o[0];
+            for (int k = 1; k < A; k++) {
+                max = o[k] > max ? o[k] : max;
+            }
+            float sum = 0.0f;
+            for (int k = 0; k < A; k++) {
+                sum += std::exp(o[k] - max);
+            }
+            lse = max + std::log(sum);
+            for (int k = 0; k < A; k++) {
+                const float l = o[k] - lse;
+                entropy -= std::exp(l) * l;
+            }
+            logp = o[(int)p.a[i]] - lse;
+            ent += entropy;
+        } else {
+            logp = 0.0f;
+            for (int k = 0; k < A; k++) {
+                const float zk = (p.a[(int64_t)i * A + k] - o[k]) / std::exp(log_std[k]);
+                p.z[(int64_t)i * A + k] = zk;
+                logp += (zk * zk * -0.5f - log_std[k]) - HALF_LOG_2PI;
+            }
+        }
+        const float log_ratio = logp - p.old_logp[i];
+        const float r = std::exp(log_ratio);
+        const float rc = r < lo ? lo : (r > hi ? hi : r);
+        const float t1 = -p.adv[i] * r;
+        const float t2 = -p.adv[i] * rc;
+        pg += t1 > t2 ? t1 : t2;
+        float to1, to2;
+        max_split(t1, t2, to1, to2);
+        // d pg / d logp: through the ratio (d r / d logp = r), the clamp passing inside [lo, hi] inclusive.
+        const float g = -p.adv[i] * (to1 + to2 * (r >= lo && r <= hi ? 1.0f : 0.0f)) * r * inv_b;
+        kl += (double)((r - 1.0f) - log_ratio);
+        clipped += std::fabs(r - 1.0f) > eps ? 1.0 : 0.0;
+        if (p.discrete) {
+            // log_softmax's backward of the chosen log-prob, plus the entropy bonus's -ew/B dH/dout.
+            const int chosen = (int)p.a[i];
+            for (int k = 0; k < A; k++) {
+                const float l = o[k] - lse;
+                const float pk = std::exp(l);
+                d[k] = g * ((k == chosen ? 1.0f : 0.0f) - pk) + ew * inv_b * pk * (l + entropy);
+            }
+        } else {
+            for (int k = 0; k < A; k++) {
+                d[k] = g * p.z[(int64_t)i * A + k] / std::exp(log_std[k]);
+            }
+        }
+        // Value loss: 0.5 mean of (v - ret)^2, or of the larger of it and the clipped value's.
+        const float diff = v[i] - p.ret[i];
+        const float plain = diff * diff;
+        float dvl = 2.0f * diff;
+        float loss_i = plain;
+        if (0.0 != s[VALUE_CLIP]) {
+            const float moved = v[i] - p.old_v[i];
+            const float near = p.old_v[i] + (moved < -eps ? -eps : (moved > eps ? eps : moved));
+            const float far = (near - p.ret[i]) * (near - p.ret[i]);
+            float to_plain, to_far;
+            max_split(plain, far, to_plain, to_far);
+            loss_i = plain > far ? plain : far;
+            dvl = to_plain * 2.0f * diff
+                + to_far * 2.0f * (near - p.ret[i]) * (moved >= -eps && moved <= eps ? 1.0f : 0.0f);
+        }
+        vl += loss_i;
+        p.dv[i] = vw * 0.5f * inv_b * dvl;
+        if (!p.discrete && 0 == i) {
+            for (int k = 0; k < A; k++) {
+                grads[p.log_std + k] = -ew;
+            }
+        }
+        if (!p.discrete) {
+            for (int k = 0; k < A; k++) {
+                const float zk = p.z[(int64_t)i * A + k];
+                grads[p.log_std + k] += g * (zk * zk - 1.0f);
+            }
+        }
+    }
+    mlp_model::backward(p.ops, p.actor, params, grads, p.x.data(), p.dout.data(), nullptr, B, p.gh.data(),
+        p.gh2.data());
+    mlp_model::backward(p.ops, p.critic, params, grads, p.x.data(), p.dv.data(), nullptr, B, p.gh.data(),
+        p.gh2.data());
+    const double policy_loss = pg / B;
+    const double value_loss = 0.5 * vl / B;
+    const double entropy = p.discrete ? ent / B : ent;
+    stats[STAT_POLICY_LOSS] = policy_loss;
+    stats[STAT_VALUE_LOSS] = value_loss;
+    stats[STAT_ENTROPY] = entropy;
+    stats[STAT_APPROX_KL] = kl / B;
+    stats[STAT_CLIP_FRACTION] = clipped / B;
+    stats[STAT_TOTAL_LOSS] = policy_loss + s[VALUE_WEIGHT] * value_loss - s[ENTROPY_WEIGHT] * entropy;
+    return -1;
+}
+
+/** The clip and Adam step of minibatch j (FusedOptimizer.step()'s arithmetic); its grad norm into stats. */
+inline void step(PPO& p, const int64_t* addr, const double* s, double* stats, const int64_t j) {
+    const double max_norm = s[MAX_GRAD_NORM];
+    float scale = 1.0f;
+    double norm = std::sqrt(sum_squares(addr[GRADS], p.numel));
+    if (max_norm > 0.0) {
+        const double coef = max_norm / (norm + CLIP_EPS);
+        if (!(coef >= 1.0)) {
+            scale = (float)coef;
+        }
+    }
+    stats[STAT_GRAD_NORM] = norm;
+    adam_step(addr[PARAMS], addr[GRADS], addr[ADAM_M], addr[ADAM_V], 0, p.numel, s[LR], s[BETA1], s[BETA2], s[EPS],
+        s[WEIGHT_DECAY], (int64_t)s[FIRST_STEP] + j, 0, (int)s[DECOUPLED], scale);
+}
+
+}  // namespace ppo_detail
+
+/**
+ * Builds a fused PPO update. dims: [discrete (0/1), minibatch rows, obs, act, actor layers La, critic layers Lc,
+ * actor widths (La + 1: obs ... act), critic widths (Lc + 1: obs ... 1)]; offsets (floats into the one flat buffer):
+ * weight and bias of each actor layer, then of each critic layer, then the log standard deviations (-1 for a
+ * categorical head), then the buffer's element count. Returns a handle for ppo_update / ppo_free, or 0 (nothing
+ * allocated) when a size is outside [1, 2^24], a layer count outside [1, 64], the widths do not chain, a minibatch
+ * is under 2 rows, or a Gaussian head has no log standard deviations.
+ */
+inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
+    using namespace ppo_detail;
+    const int64_t* dims = reinterpret_cast<const int64_t*>(dims_address);
+    const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
+    const int64_t la = dims[4];
+    const int64_t lc = dims[5];
+    if ((0 != dims[0] && 1 != dims[0]) || dims[1] < 2 || la < 1 || la > 64 || lc < 1 || lc > 64
+        || !dqn_detail::sizes_ok(dims + 1, 3) || !dqn_detail::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+        return 0;
+    }
+    const int64_t* aw = dims + 6;
+    const int64_t* cw = aw + la + 1;
+    const int64_t log_std = offsets[2 * (la + lc)];
+    if (aw[0] != dims[2] || aw[la] != dims[3] || cw[0] != dims[2] || cw[lc] != 1 || (0 == dims[0] && log_std < 0)) {
+        return 0;
+    }
+    PPO* p = new PPO();
+    p->ops.sgemm = reinterpret_cast<dqn_detail::sgemm_t>(sgemm_address);
+    p->ops.activation = dqn_detail::TANH;
+    p->discrete = 1 == dims[0];
+    p->batch = (int)dims[1];
+    p->obs = (int)dims[2];
+    p->act = (int)dims[3];
+    p->action_width = p->discrete ? 1 : p->act;
+    p->log_std = p->discrete ? -1 : log_std;
+    p->numel = offsets[2 * (la + lc) + 1];
+    const int64_t b = p->batch;
+    const int widest = std::max(p->actor.add(aw, (int)la, offsets, b), p->critic.add(cw, (int)lc, offsets + 2 * la,
+        b));
+    p->x.resize(b * p->obs);
+    p->a.resize(b * p->action_width);
+    for (std::vector<float>* v : {&p->old_logp, &p->old_v, &p->ret, &p->adv, &p->dv}) {
+        v->resize(b);
+    }
+    p->dout.resize(b * p->act);
+    p->z.resize(b * p->act);
+    p->gh.resize(b * widest);
+    p->gh2.resize(b * widest);
+    return reinterpret_cast<int64_t>(p);
+}
+
+inline void ppo_free(const int64_t handle) {
+    delete reinterpret_cast<ppo_detail::PPO*>(handle);
+}
+
+/**
+ * Minibatches first .. last - 1 of a rollout: minibatch j takes the rows order[j B .. (j + 1) B) of the rollout
+ * tensors at addresses (ppo_detail's ADDRESSES: the flat parameters, their gradients, Adam's moments, the rollout's
+ * obs, action, log-prob, value, advantage and return, the int32 order), steps Adam with step count FIRST_STEP + j,
+ * and writes its STATS doubles at stats + j STATS. stage: STAGE_ALL; or STAGE_GRADS then STAGE_STEP of one
+ * minibatch, the gradients averaged across ranks between them. Returns -1, or j B + i for the first row i of
+ * minibatch j whose stored discrete action is not an action (that minibatch and the rest are not run).
+ */
+inline int64_t ppo_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
+    const int64_t stats_address, const int64_t first, const int64_t last, const int stage) {
+    using namespace ppo_detail;
+    PPO& p = *reinterpret_cast<PPO*>(handle);
+    const int64_t* addr = reinterpret_cast<const int64_t*>(addresses_address);
+    const double* s = reinterpret_cast<const double*>(scalars_address);
+    const int32_t* order = reinterpret_cast<const int32_t*>(addr[ORDER]);
+    for (int64_t j = first; j < last; j++) {
+        double* stats = reinterpret_cast<double*>(stats_address) + j * STATS;
+        if (STAGE_ALL == stage || STAGE_GRADS == stage) {
+            gather(p, addr, order + j * p.batch);
+            const int bad = gradients(p, addr, s, stats);
+            if (bad >= 0) {
+                return j * p.batch + bad;
+            }
+        }
+        if (STAGE_ALL == stage || STAGE_STEP == stage) {
+            step(p, addr, s, stats, j);
+        }
+    }
+    return -1;
+}
+
+}  // namespace ding4j
+
+#endif  // DING4J_PPO_H

@@ -1,0 +1,416 @@
+package org.ding4j.torch;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.IntPointer;
+import org.bytedeco.javacpp.LongPointer;
+import org.bytedeco.pytorch.Tensor;
+
+/**
+ * PPO's update over a whole rollout in one native call ({@code native/ding4j_ppo.h}'s {@code ppo_update}): for each
+ * minibatch of the caller's shuffled order, its rows gathered, advantages normalised, the actor's and critic's
+ * forwards, the clipped surrogate, value loss and entropy bonus, their backward into the flat gradient buffer, the
+ * global gradient-norm clip and one Adam step; each minibatch's losses and statistics kept for the caller to log as
+ * an iteration of its own ({@link #stat}). Every matrix product is OpenBLAS's {@code cblas_sgemm}; the workspace is
+ * sized once for the minibatch, and an update allocates nothing once its order and statistics buffers have grown to
+ * the rollout.
+ * <p>
+ * The nets: an actor and a critic {@link Mlp} with Tanh between the layers, in one float32 CPU flat set whose names
+ * are {@code actor.0.weight, actor.0.bias, actor.2.weight, ...}, {@code critic.0.weight, ...} and, for a Gaussian
+ * head, {@code log_std}. The optimizer must be Adam (not AMSGrad) over that set; its step count advances here once
+ * per minibatch, as {@link FusedOptimizer#step()} would, and its clipping is applied as there.
+ * <p>
+ * <b>Data parallel</b>: when the optimizer has a {@link GradientReducer}, each minibatch runs in two native calls and
+ * its gradients are averaged across ranks between them. Not thread-safe.
+ */
+public final class FusedPpo implements AutoCloseable
+{
+    /** The statistics each minibatch leaves, in the kernel's order. */
+    public enum Stat
+    {
+        /** The clipped surrogate loss. */
+        POLICY_LOSS,
+        /** Half the mean squared (optionally clipped) value error. */
+        VALUE_LOSS,
+        /** The policy's mean entropy (a Gaussian's, the same for every row). */
+        ENTROPY,
+        /** The mean of {@code (ratio - 1) - log ratio}. */
+        APPROX_KL,
+        /** The share of rows whose ratio left {@code [1 - clip, 1 + clip]}. */
+        CLIP_FRACTION,
+        /** The global gradient norm before clipping. */
+        GRAD_NORM,
+        /** {@code policy_loss + value_weight value_loss - entropy_weight entropy}. */
+        TOTAL_LOSS
+    }
+
+    // The kernel's address and scalar slots (ppo_detail's enums).
+    private static final int PARAMS = 0;
+    private static final int GRADS = 1;
+    private static final int ADAM_M = 2;
+    private static final int OBS = 4;
+    private static final int ORDER = 10;
+    private static final int ADDRESSES = 11;
+    private static final int CLIP_RATIO = 0;
+    private static final int VALUE_CLIP = 1;
+    private static final int VALUE_WEIGHT = 2;
+    private static final int ENTROPY_WEIGHT = 3;
+    private static final int ADV_NORM = 4;
+    private static final int MAX_GRAD_NORM = 5;
+    private static final int LR = 6;
+    private static final int FIRST_STEP = 12;
+    private static final int SCALARS = 13;
+    private static final int STATS = Stat.values().length;
+    private static final int STAGE_ALL = 0;
+    private static final int STAGE_GRADS = 1;
+    private static final int STAGE_STEP = 2;
+    private static final String[] ROLLOUT_NAMES = {"obs", "actions", "log_probs", "values", "advantages",
+        "returns"};
+
+    private final Layout layout;
+    private final FusedAdam optimizer;
+    private final Binding net;
+    private final NativeOwner natives = new NativeOwner("FusedPpo");
+    private final LongPointer addresses;
+    private final DoublePointer scalars;
+    private IntPointer order;
+    private DoublePointer stats;
+    private int statRows;
+    private long handle;
+
+    /**
+     * The nets' layout.
+     *
+     * @param discrete    a categorical head over {@code actions} choices, or a Gaussian of {@code actions} widths
+     * @param minibatch   rows per minibatch (at least 2: advantages are normalised by their standard deviation)
+     * @param obs         observation width
+     * @param actions     the action count or width
+     * @param actorSizes  the actor's widths, obs to actions
+     * @param criticSizes the critic's widths, obs to 1
+     */
+    public record Layout(boolean discrete, int minibatch, int obs, int actions, long[] actorSizes,
+        long[] criticSizes)
+    {
+        /** Copies the arrays. */
+        public Layout
+        {
+            actorSizes = actorSizes.clone();
+            criticSizes = criticSizes.clone();
+        }
+    }
+
+    /**
+     * The loss's constants.
+     *
+     * @param clipRatio     the surrogate's (and the value clip's) epsilon, in (0, 1]
+     * @param valueClip     whether the value loss takes the larger of the plain and the clipped value's error
+     * @param valueWeight   the value loss's weight
+     * @param entropyWeight the entropy bonus's weight
+     * @param advantageNorm whether each minibatch's advantages are normalised
+     */
+    public record Loss(double clipRatio, boolean valueClip, double valueWeight, double entropyWeight,
+        boolean advantageNorm)
+    {
+    }
+
+    /** A rollout's tensors, checked once and held with their addresses. */
+    public static final class Data
+    {
+        private final Binding tensors;
+        private final int rows;
+
+        private Data(final FusedPpo owner, final int rows, final Tensor... t)
+        {
+            this.tensors = new Binding(owner, "FusedPpo", ROLLOUT_NAMES, t);
+            this.rows = rows;
+        }
+
+        /** @return the rollout's rows */
+        public int rows()
+        {
+            return rows;
+        }
+    }
+
+    /**
+     * @param layout    the nets
+     * @param loss      the loss's constants
+     * @param params    actor, critic (and log_std) in one float32 CPU group
+     * @param optimizer Adam over {@code params}
+     * @throws IllegalArgumentException naming a size, parameter or constant that does not fit
+     */
+    public FusedPpo(final Layout layout, final Loss loss, final FlatParameters params, final FusedAdam optimizer)
+    {
+        this.layout = Objects.requireNonNull(layout, "layout");
+        final long[] as = layout.actorSizes();
+        final long[] cs = layout.criticSizes();
+        if (layout.minibatch() < 2 || layout.obs() < 1 || layout.actions() < 1 || as.length < 2 || cs.length < 2
+            || as[0] != layout.obs() || as[as.length - 1] != layout.actions() || cs[0] != layout.obs()
+            || cs[cs.length - 1] != 1)
+        {
+            throw new IllegalArgumentException("FusedPpo: expected a minibatch >= 2, obs and actions >= 1, actor widths "
+                + "from obs to actions, critic widths from obs to 1; got minibatch " + layout.minibatch() + ", obs "
+                + layout.obs() + ", actions " + layout.actions() + ", actor " + Arrays.toString(as) + ", critic "
+                + Arrays.toString(cs));
+        }
+        if (!(loss.clipRatio() > 0 && loss.clipRatio() <= 1))
+        {
+            throw new IllegalArgumentException("FusedPpo: clip ratio: expected a number in (0, 1], got "
+                + loss.clipRatio());
+        }
+        Checks.nonNegativeFinite("FusedPpo: value weight", loss.valueWeight());
+        Checks.nonNegativeFinite("FusedPpo: entropy weight", loss.entropyWeight());
+        final long[] actor = Checks.layerOffsets("FusedPpo", params, "actor.", as, "actor");
+        final long[] critic = Checks.layerOffsets("FusedPpo", params, "critic.", cs, "critic");
+        final int logStd = params.names().indexOf("log_std");
+        if (layout.discrete() != (logStd < 0) || (logStd >= 0
+            && !Arrays.equals(new long[] {layout.actions()}, params.shape(logStd))))
+        {
+            throw new IllegalArgumentException("FusedPpo: " + (layout.discrete() ? "a categorical head takes no "
+                + "log_std" : "a Gaussian head needs log_std of shape [" + layout.actions() + "]") + ", got "
+                + (logStd < 0 ? "none" : Arrays.toString(params.shape(logStd))));
+        }
+        Objects.requireNonNull(optimizer, "optimizer");
+        if (optimizer.parameters() != params || optimizer.config().amsgrad())
+        {
+            throw new IllegalArgumentException("FusedPpo: the optimizer must be Adam (no AMSGrad) over the nets' "
+                + "parameters");
+        }
+        this.optimizer = optimizer;
+        net = new Binding(this, "FusedPpo", new String[] {"parameters", "gradients"}, params.group(0).values(),
+            params.group(0).grads());
+        addresses = natives.own(new LongPointer(ADDRESSES));
+        scalars = natives.own(new DoublePointer(SCALARS));
+        for (int i = 0; i < SCALARS; i++)
+        {
+            scalars.put(i, 0.0);
+        }
+        scalars.put(CLIP_RATIO, loss.clipRatio());
+        scalars.put(VALUE_CLIP, loss.valueClip() ? 1.0 : 0.0);
+        scalars.put(VALUE_WEIGHT, loss.valueWeight());
+        scalars.put(ENTROPY_WEIGHT, loss.entropyWeight());
+        scalars.put(ADV_NORM, loss.advantageNorm() ? 1.0 : 0.0);
+        // FusedAdam's states in its key order: exp_avg, then exp_avg_sq.
+        addresses.put(ADAM_M, optimizer.stateAddress(0, 0));
+        addresses.put(ADAM_M + 1, optimizer.stateAddress(1, 0));
+        final long[] dims = new long[6 + as.length + cs.length];
+        dims[0] = layout.discrete() ? 1 : 0;
+        dims[1] = layout.minibatch();
+        dims[2] = layout.obs();
+        dims[3] = layout.actions();
+        dims[4] = as.length - 1;
+        dims[5] = cs.length - 1;
+        System.arraycopy(as, 0, dims, 6, as.length);
+        System.arraycopy(cs, 0, dims, 6 + as.length, cs.length);
+        final long[] offsets = Arrays.copyOf(actor, actor.length + critic.length + 2);
+        System.arraycopy(critic, 0, offsets, actor.length, critic.length);
+        offsets[offsets.length - 2] = logStd < 0 ? -1 : params.offset(logStd);
+        offsets[offsets.length - 1] = params.numel();
+        try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
+        {
+            handle = NativeKernels.ppo_create(Natives.sgemmAddress(), d.address(), o.address());
+        }
+        if (0 == handle)
+        {
+            natives.close();
+            throw new IllegalArgumentException("FusedPpo: the native kernel refused the layout (a size outside "
+                + "[1, 2^24] or over 64 layers): actor " + Arrays.toString(as) + ", critic " + Arrays.toString(cs)
+                + ", minibatch " + layout.minibatch());
+        }
+    }
+
+    /**
+     * Checks and holds a rollout's tensors.
+     *
+     * @param obs        {@code [rows, obs]}
+     * @param actions    {@code [rows, 1]} (the index, as a float) or {@code [rows, actions]}
+     * @param logProbs   {@code [rows]} at collection
+     * @param values     {@code [rows]} at collection
+     * @param advantages {@code [rows]}
+     * @param returns    {@code [rows]}
+     * @return the binding to pass to {@link #update}
+     * @throws IllegalArgumentException naming a tensor that is not contiguous CPU float32 of its shape, or rows that
+     *     are not whole minibatches
+     */
+    public Data bind(final Tensor obs, final Tensor actions, final Tensor logProbs, final Tensor values,
+        final Tensor advantages, final Tensor returns)
+    {
+        final long rows = null == obs || obs.isNull() || 2 != obs.dim() ? -1 : obs.size(0);
+        if (rows < layout.minibatch() || 0 != rows % layout.minibatch() || rows > Integer.MAX_VALUE)
+        {
+            throw new IllegalArgumentException("FusedPpo: obs must have whole minibatches of " + layout.minibatch()
+                + " rows, got " + (null == obs || obs.isNull() ? "none" : Checks.describe(obs)));
+        }
+        check(obs, "obs", rows, layout.obs());
+        check(actions, "actions", rows, layout.discrete() ? 1 : layout.actions());
+        check(logProbs, "log_probs", rows, 0);
+        check(values, "values", rows, 0);
+        check(advantages, "advantages", rows, 0);
+        check(returns, "returns", rows, 0);
+        return new Data(this, (int)rows, obs, actions, logProbs, values, advantages, returns);
+    }
+
+    private static void check(final Tensor t, final String name, final long rows, final long width)
+    {
+        if (null == t || t.isNull() || t.is_cuda() || !t.is_contiguous() || !Checks.isFloat32(t)
+            || (0 == width ? 1 != t.dim() : 2 != t.dim() || t.size(1) != width) || t.size(0) != rows)
+        {
+            throw new IllegalArgumentException("FusedPpo: " + name + " must be a contiguous CPU float32 tensor of ["
+                + rows + (0 == width ? "" : ", " + width) + "], got " + (null == t || t.isNull() ? "none"
+                : Checks.describe(t)));
+        }
+    }
+
+    /**
+     * Runs {@code order.length / minibatch} minibatches: minibatch j takes rows {@code order[j B .. (j + 1) B)} and
+     * steps the optimizer once. Afterwards {@link #stat} gives each one's statistics.
+     *
+     * @param data  a rollout bound by this update
+     * @param order rows of the rollout, each in {@code [0, rows)}, whole minibatches of them (an epoch's shuffle
+     *              after another's)
+     * @throws IllegalArgumentException if the order is not whole minibatches of valid rows, or a stored discrete
+     *     action is not an action (naming its row; the minibatches before it have been applied)
+     */
+    public void update(final Data data, final int[] order)
+    {
+        final int minibatches = prepare(data, order);
+        final GradientReducer reducer = optimizer.gradientReducer();
+        scalars.put(FIRST_STEP, optimizer.stepCount() + 1);
+        if (null == reducer)
+        {
+            final long bad = NativeKernels.ppo_update(handle, addresses.address(), scalars.address(),
+                stats.address(), 0, minibatches, STAGE_ALL);
+            // The minibatches before a refused one were run: their steps are counted.
+            count(bad < 0 ? minibatches : (int)(bad / layout.minibatch()));
+            refuse(bad);
+            return;
+        }
+        for (int j = 0; j < minibatches; j++)
+        {
+            refuse(NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
+                STAGE_GRADS));
+            reducer.reduce(optimizer.parameters());
+            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
+                STAGE_STEP);
+            count(1);
+        }
+    }
+
+    /** Counts minibatches steps the kernel ran, each as {@link FusedOptimizer#step()} would. */
+    private void count(final int minibatches)
+    {
+        for (int j = 0; j < minibatches; j++)
+        {
+            optimizer.countNativeClippedStep("FusedPpo");
+        }
+    }
+
+    /**
+     * The gradients of one minibatch (rows {@code order[0 .. B)}) into the flat gradient buffer, without a step and
+     * without counting one: what the checks against libtorch autograd compare. {@link #stat} of minibatch 0 gives its
+     * losses (its grad norm is not computed).
+     *
+     * @param data  a rollout bound by this update
+     * @param order one minibatch of rows
+     */
+    public void gradients(final Data data, final int[] order)
+    {
+        if (order.length != layout.minibatch())
+        {
+            throw new IllegalArgumentException("FusedPpo: expected one minibatch of " + layout.minibatch()
+                + " rows, got " + order.length);
+        }
+        prepare(data, order);
+        refuse(NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, 1,
+            STAGE_GRADS));
+    }
+
+    private int prepare(final Data data, final int[] order)
+    {
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedPpo is closed");
+        }
+        data.tensors.check(this);
+        net.check(this);
+        final int b = layout.minibatch();
+        if (0 == order.length || 0 != order.length % b)
+        {
+            throw new IllegalArgumentException("FusedPpo: order: expected whole minibatches of " + b + " rows, got "
+                + order.length);
+        }
+        for (int i = 0; i < order.length; i++)
+        {
+            if (order[i] < 0 || order[i] >= data.rows)
+            {
+                throw new IllegalArgumentException("FusedPpo: order[" + i + "]: expected a row in [0, " + data.rows
+                    + "), got " + order[i]);
+            }
+        }
+        if (null == this.order || this.order.capacity() < order.length)
+        {
+            this.order = natives.own(new IntPointer(order.length));
+        }
+        this.order.put(order, 0, order.length);
+        final int minibatches = order.length / b;
+        if (statRows < minibatches)
+        {
+            stats = natives.own(new DoublePointer((long)minibatches * STATS));
+            statRows = minibatches;
+        }
+        addresses.put(PARAMS, net.address(0));
+        addresses.put(GRADS, net.address(1));
+        for (int i = 0; i < ROLLOUT_NAMES.length; i++)
+        {
+            addresses.put(OBS + i, data.tensors.address(i));
+        }
+        addresses.put(ORDER, this.order.address());
+        final AdamConfig c = optimizer.config();
+        scalars.put(MAX_GRAD_NORM, optimizer.maxGradNorm());
+        scalars.put(LR, c.lr());
+        scalars.put(LR + 1, c.beta1());
+        scalars.put(LR + 2, c.beta2());
+        scalars.put(LR + 3, c.eps());
+        scalars.put(LR + 4, c.weightDecay());
+        scalars.put(LR + 5, c.decoupled() ? 1.0 : 0.0);
+        return minibatches;
+    }
+
+    /** Throws for the kernel's bad-action answer (a position in the order), if it gave one. */
+    private void refuse(final long bad)
+    {
+        if (bad >= 0)
+        {
+            throw new IllegalArgumentException("FusedPpo: actions: row " + order.get(bad) + " of the rollout holds "
+                + "no action index in [0, " + layout.actions() + ") (minibatches before its were applied)");
+        }
+    }
+
+    /**
+     * @param minibatch a minibatch of the last {@link #update} (0 for {@link #gradients})
+     * @param which     the statistic
+     * @return its value
+     */
+    public double stat(final int minibatch, final Stat which)
+    {
+        if (minibatch < 0 || minibatch >= statRows)
+        {
+            throw new IndexOutOfBoundsException("FusedPpo: minibatch " + minibatch + " of " + statRows);
+        }
+        return stats.get((long)minibatch * STATS + which.ordinal());
+    }
+
+    /** Frees the native workspace and the argument buffers. */
+    @Override
+    public void close()
+    {
+        if (0 != handle)
+        {
+            NativeKernels.ppo_free(handle);
+            handle = 0;
+        }
+        natives.close();
+    }
+}
