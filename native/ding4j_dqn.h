@@ -154,16 +154,21 @@ inline float huber_slope(const float d) {
     return d > 0.0f ? 1.0f : (d < 0.0f ? -1.0f : d);
 }
 
+/** dX *= f'(at the saved activation y) over count floats, one vector clone per activation (ReLU, Tanh). */
+template <int ACTIVATION>
+DING4J_VECTOR_CLONES
+inline void activation_backward_loop(float* __restrict__ dx, const float* __restrict__ y, const int64_t count) {
+    for (int64_t i = 0; i < count; i++) {
+        dx[i] = RELU == ACTIVATION ? (y[i] <= 0.0f ? 0.0f : dx[i]) : dx[i] * (1.0f - y[i] * y[i]);
+    }
+}
+
 /** dX *= f'(at the saved activation y): ReLU passes where y > 0, Tanh scales by 1 - y^2. */
 inline void activation_backward(const Net& n, float* dx, const float* y, const int64_t count) {
     if (RELU == n.activation) {
-        for (int64_t i = 0; i < count; i++) {
-            dx[i] = y[i] <= 0.0f ? 0.0f : dx[i];
-        }
+        activation_backward_loop<RELU>(dx, y, count);
     } else {
-        for (int64_t i = 0; i < count; i++) {
-            dx[i] *= 1.0f - y[i] * y[i];
-        }
+        activation_backward_loop<TANH>(dx, y, count);
     }
 }
 

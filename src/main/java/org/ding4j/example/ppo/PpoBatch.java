@@ -41,8 +41,18 @@ public final class PpoBatch implements AutoCloseable
         returns = natives.own(torch.zeros(rows));
     }
 
-    /** Copies a rollout in: each array holds {@link #rows()} rows. */
-    void fill(final float[] obsRows, final float[] actionRows, final float[] logProbRows, final float[] valueRows,
+    /**
+     * Copies a rollout in (a caller training PPO on rollouts of its own, or a benchmark): each array holds
+     * {@link #rows()} rows, row-major.
+     *
+     * @param obsRows       observations
+     * @param actionRows    actions (a {@code Discrete} action's index as a float)
+     * @param logProbRows   each action's log-probability at collection
+     * @param valueRows     each observation's value at collection
+     * @param advantageRows advantages
+     * @param returnRows    returns
+     */
+    public void fill(final float[] obsRows, final float[] actionRows, final float[] logProbRows, final float[] valueRows,
         final float[] advantageRows, final float[] returnRows)
     {
         new FloatPointer(obs.data_ptr()).put(obsRows, 0, rows * obsWidth);
