@@ -345,6 +345,31 @@ inline int64_t ppo_update(const int64_t handle, const int64_t addresses_address,
     return -1;
 }
 
+/**
+ * GAE(lambda) over a rollout laid out step-major ([steps][envs]): delta = r + gamma V(next) - V, where V(next) is 0
+ * after a terminal step, the final observation's value (trunc) after a truncated one, the next step's value otherwise
+ * (last[env] after the rollout's last step); A = delta + gamma lambda A(next), cut where an episode ended; return =
+ * A + V. flags: bit 0 the step ended its episode, bit 1 in a terminal state. Sums in double, as the Java it replaced.
+ */
+inline void ppo_gae(const int steps, const int envs, const float* rewards, const float* values,
+    const signed char* flags, const float* trunc, const float* last, const double gamma, const double lambda,
+    float* advantages, float* returns) {
+    for (int i = 0; i < envs; i++) {
+        double next = 0.0;
+        for (int t = steps - 1; t >= 0; t--) {
+            const int64_t k = (int64_t)t * envs + i;
+            const bool ended = 0 != (flags[k] & 1);
+            const bool terminal = 0 != (flags[k] & 2);
+            const double next_value = ended ? (terminal ? 0.0 : (double)trunc[k])
+                : (t == steps - 1 ? (double)last[i] : (double)values[k + envs]);
+            const double delta = (double)rewards[k] + gamma * next_value - (double)values[k];
+            next = delta + gamma * lambda * (ended ? 0.0 : next);
+            advantages[k] = (float)next;
+            returns[k] = (float)(next + (double)values[k]);
+        }
+    }
+}
+
 }  // namespace ding4j
 
 #endif  // DING4J_PPO_H

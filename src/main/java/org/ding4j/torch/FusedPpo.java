@@ -388,6 +388,54 @@ public final class FusedPpo implements AutoCloseable
         }
     }
 
+    /** {@link #gae}'s flag of a step that ended its episode (terminated or truncated). */
+    public static final byte ENDED = 1;
+    /** {@link #gae}'s flag of a step that ended its episode in a terminal state (set with {@link #ENDED}). */
+    public static final byte TERMINAL = 2;
+
+    /**
+     * GAE(lambda) over a rollout laid out step-major ({@code [steps][envs]}), in native code: delta = r + gamma
+     * V(next) - V, where V(next) is 0 after a terminal step, the final observation's value after a truncated one, the
+     * next step's value otherwise (the value after the rollout for its last step); A = delta + gamma lambda A(next),
+     * cut where an episode ended; return = A + V.
+     *
+     * @param steps       steps per env
+     * @param envs        envs
+     * @param rewards     {@code [steps][envs]}
+     * @param values      {@code [steps][envs]} values at collection
+     * @param flags       {@code [steps][envs]}: {@link #ENDED}, with {@link #TERMINAL} too for a terminal state
+     * @param truncValues the final observation's value where a step was truncated
+     * @param lastValues  each env's value after the rollout
+     * @param gamma       discount, in [0, 1]
+     * @param lambda      GAE's lambda, in [0, 1]
+     * @param advantages  receives {@code [steps][envs]}
+     * @param returns     receives {@code [steps][envs]}
+     * @throws IllegalArgumentException naming an array shorter than the rollout, or a discount out of range
+     */
+    public static void gae(final int steps, final int envs, final float[] rewards, final float[] values,
+        final byte[] flags, final float[] truncValues, final float[] lastValues, final double gamma,
+        final double lambda, final float[] advantages, final float[] returns)
+    {
+        final long rows = (long)steps * envs;
+        if (steps < 1 || envs < 1 || rewards.length < rows || values.length < rows || flags.length < rows
+            || truncValues.length < rows || lastValues.length < envs || advantages.length < rows
+            || returns.length < rows)
+        {
+            throw new IllegalArgumentException("FusedPpo.gae: expected steps and envs >= 1 and arrays of steps x envs "
+                + "= " + rows + " (lastValues: envs = " + envs + "), got steps " + steps + ", envs " + envs
+                + ", rewards " + rewards.length + ", values " + values.length + ", flags " + flags.length
+                + ", truncValues " + truncValues.length + ", lastValues " + lastValues.length + ", advantages "
+                + advantages.length + ", returns " + returns.length);
+        }
+        if (!(gamma >= 0 && gamma <= 1 && lambda >= 0 && lambda <= 1))
+        {
+            throw new IllegalArgumentException("FusedPpo.gae: expected gamma and lambda in [0, 1], got gamma " + gamma
+                + ", lambda " + lambda);
+        }
+        NativeKernels.ppo_gae(steps, envs, rewards, values, flags, truncValues, lastValues, gamma, lambda, advantages,
+            returns);
+    }
+
     /**
      * @param minibatch a minibatch of the last {@link #update} (0 for {@link #gradients})
      * @param which     the statistic

@@ -66,6 +66,9 @@ final class NativeKernels
     static native long ppo_update(long handle, long addresses, long scalars, long stats, long first, long last,
         int stage);
 
+    static native void ppo_gae(int steps, int envs, float[] rewards, float[] values, byte[] flags,
+        float[] truncValues, float[] lastValues, double gamma, double lambda, float[] advantages, float[] returns);
+
     /** variant -1: the variant dense_forward picks; 0 to 2: 1 if this CPU runs it, else 0. */
     static native int dense_variant(int variant);
 

@@ -38,8 +38,10 @@ import org.ding4j.torch.PackedMlp;
  * with a state-independent log standard deviation whose samples are clipped to [-1, 1] where the env is stepped (the
  * log-probability is the unclipped sample's, as CleanRL's). The loss: the clipped surrogate on advantages normalised
  * per minibatch, plus {@code value_weight} times the (optionally clipped) value loss, minus {@code entropy_weight}
- * times the entropy; libtorch autograd computes it. Actions at collection and evaluation come from
- * {@link PackedMlp}'s forward of the same weights. Not thread-safe: the learner's thread.
+ * times the entropy. {@link FusedPpo} runs a whole training call natively ({@link Settings#fused()}; its
+ * minibatches' hooks then run after it, as DI-engine's list path runs them), or libtorch autograd runs each minibatch
+ * (the reference). Actions at collection and evaluation come from {@link PackedMlp}'s forward of the same weights.
+ * Not thread-safe: the learner's thread.
  */
 public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
 {

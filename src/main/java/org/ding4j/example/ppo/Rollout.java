@@ -9,11 +9,12 @@ import org.ding4j.env.VectorEnv;
 import org.ding4j.example.pipeline.ActionScale;
 import org.ding4j.example.pipeline.Replay;
 import org.ding4j.learner.StopSignals;
+import org.ding4j.torch.FusedPpo;
 
 /**
  * PPO's on-policy data: {@link #collect} runs {@code n_sample / envs} steps of every env with the current policy
  * (sampled actions, their log-probabilities, the values), and {@link #sample} hands the whole rollout to the update
- * once, with GAE(lambda) advantages and returns; the next collect starts a fresh one. A terminated episode bootstraps
+ * once, with GAE(lambda) advantages and returns ({@link FusedPpo#gae}, native); the next collect starts a fresh one. A terminated episode bootstraps
  * from nothing; a truncated one (a time limit) from the value of its final observation; the rollout's last step from
  * the value of the observation that follows it. A non-finite reward or observation is refused with its env's index.
  * Not thread-safe: the learner's thread.
@@ -35,8 +36,8 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
     private final float[] logp;
     private final float[] values;
     private final float[] rewards;
-    private final boolean[] terminal;
-    private final boolean[] ended;
+    /** Per row: {@link FusedPpo#ENDED}, with {@link FusedPpo#TERMINAL} for a terminal state. */
+    private final byte[] flags;
     private final float[] truncValues;
     private final float[] lastValues;
     private final float[] advantages;
@@ -79,8 +80,7 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         logp = new float[rows];
         values = new float[rows];
         rewards = new float[rows];
-        terminal = new boolean[rows];
-        ended = new boolean[rows];
+        flags = new byte[rows];
         truncValues = new float[rows];
         lastValues = new float[envCount];
         advantages = new float[rows];
@@ -137,8 +137,8 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
                         + reward + " from env " + i);
                 }
                 rewards[at + i] = (float)reward;
-                terminal[at + i] = envs.terminated()[i];
-                ended[at + i] = envs.terminated()[i] || envs.truncated()[i];
+                flags[at + i] = envs.terminated()[i] ? (byte)(FusedPpo.ENDED | FusedPpo.TERMINAL)
+                    : envs.truncated()[i] ? FusedPpo.ENDED : 0;
                 truncation |= envs.truncated()[i] && !envs.terminated()[i];
             }
             if (truncation)
@@ -175,50 +175,11 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         {
             return false;
         }
-        gae(steps, envCount, rewards, values, terminal, ended, truncValues, lastValues, gamma, lambda, advantages,
+        FusedPpo.gae(steps, envCount, rewards, values, flags, truncValues, lastValues, gamma, lambda, advantages,
             returns);
         batch.fill(obs, actions, logp, values, advantages, returns);
         full = false;
         return true;
-    }
-
-    /**
-     * GAE(lambda) over a rollout laid out step-major ({@code [steps][envs]}): delta = r + gamma V(next) - V, where
-     * V(next) is 0 after a terminal step, the final observation's value after a truncated one, the next step's value
-     * otherwise (the value after the rollout for its last step); A = delta + gamma lambda A(next), cut where an
-     * episode ended; return = A + V.
-     *
-     * @param steps      steps per env
-     * @param envCount   envs
-     * @param rewards    {@code [steps][envs]}
-     * @param values     {@code [steps][envs]} values at collection
-     * @param terminal   whether the step ended its episode in a terminal state
-     * @param ended      whether the step ended its episode (terminal or truncated)
-     * @param truncValues the final observation's value where a step was truncated
-     * @param lastValues each env's value after the rollout
-     * @param gamma      discount
-     * @param lambda     GAE's lambda
-     * @param advantages receives {@code [steps][envs]}
-     * @param returns    receives {@code [steps][envs]}
-     */
-    static void gae(final int steps, final int envCount, final float[] rewards, final float[] values,
-        final boolean[] terminal, final boolean[] ended, final float[] truncValues, final float[] lastValues,
-        final double gamma, final double lambda, final float[] advantages, final float[] returns)
-    {
-        for (int i = 0; i < envCount; i++)
-        {
-            double next = 0;
-            for (int t = steps - 1; t >= 0; t--)
-            {
-                final int k = t * envCount + i;
-                final double nextValue = ended[k] ? (terminal[k] ? 0 : truncValues[k])
-                    : t == steps - 1 ? lastValues[i] : values[k + envCount];
-                final double delta = rewards[k] + gamma * nextValue - values[k];
-                next = delta + gamma * lambda * (ended[k] ? 0 : next);
-                advantages[k] = (float)next;
-                returns[k] = (float)(next + values[k]);
-            }
-        }
     }
 
     @Override

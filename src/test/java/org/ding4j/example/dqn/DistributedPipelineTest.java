@@ -89,18 +89,21 @@ class DistributedPipelineTest
     }
 
     /**
-     * DQN on libtorch autograd ({@code fused_update: false}) and PPO on 2 ranks: their gradients go through c10d's
-     * Reducer during backward (PPO's minibatch by minibatch), and both ranks still end on the same line (same averaged
-     * gradients, same nets, same evaluations).
+     * DQN and PPO on libtorch autograd ({@code fused_update: false}) on 2 ranks: their gradients go through c10d's
+     * Reducer during backward (PPO's minibatch by minibatch); PPO's fused update stops between each minibatch's
+     * backward and its step for the all-reduce. Every way, both ranks end on the same line (same averaged gradients,
+     * same nets, same evaluations).
      */
     @ParameterizedTest
-    @ValueSource(strings = {"dqn", "ppo"})
-    void twoRanksOfAnAutogradUpdateShouldTrainOneJobInLockstepOnTheReducer(final String algorithm) throws Exception
+    @ValueSource(strings = {"dqn", "ppo", "ppo-fused"})
+    void twoRanksShouldTrainOneJobInLockstepOnTheReducerOrBetweenTheFusedStages(final String algorithm)
+        throws Exception
     {
         final List<ChildJvm> ranks = "dqn".equals(algorithm)
             ? launch("--set", "policy.learn.fused_update=false", "--set", "pipeline.max_train_iter=300")
             : launch("--config", Path.of("examples/cartpole_ppo.yaml").toAbsolutePath().toString(), "--set",
-                "pipeline.max_train_iter=64", "--set", "env.stop_value=1000");
+                "pipeline.max_train_iter=64", "--set", "env.stop_value=1000", "--set",
+                "policy.learn.fused_update=" + "ppo-fused".equals(algorithm));
         for (final ChildJvm rank : ranks)
         {
             assertEquals(0, rank.await(240), rank::output);
@@ -109,7 +112,8 @@ class DistributedPipelineTest
         assertEquals(line0, ranks.get(1).firstLine(line -> END.matcher(line).find()));
         final JsonNode summary = new ObjectMapper().readTree(dir.resolve("r0/ddp/summary.json").toFile());
         assertEquals(2, summary.get("world_size").asInt());
-        assertEquals("reducer", summary.get("gradient_reduction").asText());
+        assertEquals("ppo-fused".equals(algorithm) ? "gradient_sync" : "reducer",
+            summary.get("gradient_reduction").asText());
     }
 
     @Test

@@ -18,6 +18,7 @@ import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.torch.FusedPpo;
 import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -55,13 +56,13 @@ class PpoTest
     {
         final float[] rewards = {1, 2, 1, 2, 1, 2};
         final float[] values = {1, 1, 1, 2, 2, 3};
-        final boolean[] terminal = {false, false, true, false, false, false};
-        final boolean[] ended = {false, true, true, false, false, false};
+        final byte e = FusedPpo.ENDED;
+        final byte[] flags = {0, e, (byte)(e | FusedPpo.TERMINAL), 0, 0, 0};
         final float[] trunc = {0, 4, 0, 0, 0, 0};
         final float[] last = {8, 8};
         final float[] adv = new float[6];
         final float[] ret = new float[6];
-        Rollout.gae(3, 2, rewards, values, terminal, ended, trunc, last, 0.5, 0.5, adv, ret);
+        FusedPpo.gae(3, 2, rewards, values, flags, trunc, last, 0.5, 0.5, adv, ret);
         assertArrayEquals(new float[] {0.5f, 3f, 0f, 2.25f, 3f, 3f}, adv, 0f);
         assertArrayEquals(new float[] {1.5f, 4f, 1f, 4.25f, 5f, 6f}, ret, 0f);
     }
