@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -14,13 +15,16 @@ import java.util.stream.Stream;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.FusedPpo;
 import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
@@ -37,6 +41,9 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class FusedPpoTest
 {
+    @TempDir
+    Path dir;
+
     private static final int STATES = 40;
     private static final int ROWS = 256;
     private static final int MINIBATCH = 64;
@@ -181,6 +188,80 @@ class FusedPpoTest
             {
                 assertTrue(Arrays.stream(update).allMatch(Double::isFinite), Arrays.toString(update));
             }
+        }
+    }
+
+    /**
+     * A policy saved to a real checkpoint file and loaded into one built from another seed continues exactly as the
+     * straight run: nets, Adam's moments and step, the minibatch shuffle's stream.
+     */
+    @ParameterizedTest(name = "discrete {0} fused {1}")
+    @CsvSource({"true, true", "true, false", "false, true", "false, false"})
+    void resumeFromAFileEqualsTheStraightRun(final boolean discrete, final boolean fused) throws Exception
+    {
+        final long[] h = {32, 32};
+        try (PpoPolicy straight = policy(discrete, h, true, 0.5, fused, 3);
+            PpoPolicy first = policy(discrete, h, true, 0.5, fused, 3);
+            PpoPolicy resumed = policy(discrete, h, true, 0.5, fused, 99))
+        {
+            final SplittableRandom a = new SplittableRandom(8);
+            final SplittableRandom b = new SplittableRandom(8);
+            for (int round = 0; round < 5; round++)
+            {
+                final PpoPolicy second = round < 3 ? first : resumed;
+                if (3 == round)
+                {
+                    final Path file = dir.resolve("ckpt.pth.tar");
+                    new TorchCheckpointIO().write(file, first.stateDict());
+                    try (PointerScope scope = new PointerScope())
+                    {
+                        resumed.loadStateDict(new TorchCheckpointIO().read(file));
+                    }
+                }
+                try (PpoBatch x = rollout(discrete, a); PpoBatch y = rollout(discrete, b))
+                {
+                    straight.forward(x, LogSink.discard());
+                    second.forward(y, LogSink.discard());
+                }
+            }
+            assertTrue(straight.parameters().group(0).values().equal(resumed.parameters().group(0).values()),
+                "nets bit-identical");
+            assertEquals(straight.stateDict().get("shuffle"), resumed.stateDict().get("shuffle"));
+            assertEquals(straight.optimizer().stepCount(), resumed.optimizer().stepCount());
+        }
+    }
+
+    /**
+     * A data-parallel rank runs each minibatch in two native calls with the all-reduce between them: with a reducer
+     * that leaves the gradients as they are, that must be the single call bit for bit, the reducer called once per
+     * minibatch with the optimizer's parameters.
+     */
+    @Test
+    void theStagedUpdateOfADataParallelRankEqualsTheSingleCall()
+    {
+        final long[] h = {32, 32};
+        try (PpoPolicy whole = policy(false, h, true, 0.5, true, 4);
+            PpoPolicy staged = policy(false, h, true, 0.5, true, 4))
+        {
+            final int[] calls = new int[1];
+            staged.optimizer().gradientReducer(params -> {
+                assertTrue(staged.parameters() == params, "the optimizer's parameters");
+                calls[0]++;
+            });
+            final SplittableRandom a = new SplittableRandom(5);
+            final SplittableRandom b = new SplittableRandom(5);
+            for (int round = 0; round < 2; round++)
+            {
+                try (PpoBatch x = rollout(false, a); PpoBatch y = rollout(false, b))
+                {
+                    whole.forward(x, LogSink.discard());
+                    staged.forward(y, LogSink.discard());
+                }
+            }
+            assertTrue(whole.parameters().group(0).values().equal(staged.parameters().group(0).values()),
+                "bit-identical");
+            assertEquals(2 * 3 * ROWS / MINIBATCH, calls[0]);
+            assertEquals(whole.optimizer().stepCount(), staged.optimizer().stepCount());
         }
     }
 
