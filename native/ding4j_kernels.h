@@ -22,7 +22,7 @@
 #endif
 
 #if defined(__GNUC__) && defined(__x86_64__) && !defined(__clang__) && !defined(__CUDACC__)
-// One binary, two code paths: glibc's ifunc picks the AVX2 clone on machines that have it.
+// One binary, three code paths: glibc's ifunc picks the AVX-512 clone, else the AVX2 one, on machines that have it.
 #define DING4J_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define DING4J_VECTOR_CLONES

@@ -18,6 +18,7 @@ import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
+import org.slf4j.LoggerFactory;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
@@ -93,6 +94,9 @@ final class TrainCommand implements Callable<Integer>
         // The native libraries load while the config is read and checked on this thread (Main started the load
         // already; a command line run some other way starts it here).
         Natives.loadInBackground();
+        // The launcher's logging (logback reading logback-cli.xml, ~50 ms here) set up beside the config check and
+        // the native load, instead of inside the learner's constructor on the way to the first update.
+        Threads.newThread(LoggerFactory::getILoggerFactory, "log-init").start();
         spec.commandLine().getOut().println("ding4j train: starting");
         spec.commandLine().getOut().flush();
         final double firstLineS = uptimeS();
