@@ -41,8 +41,8 @@ case $PLATFORM in
         mkdir -p "$OUT/lib" "$OUT/include"
         cp "$TOP/native/ding4j_kernels.h" "$OUT/include/"
         # -O3 without -ffast-math: the kernels must round as libtorch's float ops do; -fno-math-errno only lets
-        # gcc vectorise sqrt.
-        g++ -std=c++17 -O3 -fno-math-errno -fPIC -shared -Wall -Wextra -Werror -o "$OUT/lib/libding4j_kernels.so" \
+        # gcc vectorise sqrt; -ffp-contract=off keeps every vector clone rounding alike (pom.xml says why).
+        g++ -std=c++17 -O3 -fno-math-errno -ffp-contract=off -fPIC -shared -Wall -Wextra -Werror -o "$OUT/lib/libding4j_kernels.so" \
             "$TOP/native/ding4j_kernels.cpp"
         echo "built $OUT/lib/libding4j_kernels.so"
         if $CUDA; then

@@ -8,8 +8,8 @@
 // autograd's conventions at the edges (maximum's gradient split in half on a tie, clamp's gradient passed at its
 // bounds), so that gradients equal it within float rounding; FusedPpoTest compares them.
 //
-// Java (org.ding4j.torch.FusedPpo) checks every tensor's shape, dtype and device and the order's range before it
-// passes an address; the kernel itself checks each stored discrete action against the action count.
+// Java (org.ding4j.torch.FusedPpo) checks every tensor's shape, dtype and device, the order's range and each stored
+// discrete action before it passes an address.
 #ifndef DING4J_PPO_H
 #define DING4J_PPO_H
 
@@ -103,28 +103,25 @@ inline void normalise(PPO& p) {
 }
 
 /**
- * The weights torch.maximum(a, b)'s backward gives each side: 1 to the larger, 0 to the other, a half each on a tie
- * (and, as there, nothing to either when one is NaN but the equal-compare: 0, 0).
+ * The weights torch.maximum(a, b)'s backward gives each side, as derivatives.yaml writes it: where(a == b, g / 2, g),
+ * then zero for the side that is smaller. So a half each on a tie, 1 and 0 otherwise, and 1 to both when either is
+ * NaN (no compare holds).
  */
 inline void max_split(const float a, const float b, float& to_a, float& to_b) {
-    to_a = a > b ? 1.0f : (a == b ? 0.5f : 0.0f);
-    to_b = b > a ? 1.0f : (a == b ? 0.5f : 0.0f);
+    to_a = a == b ? 0.5f : (a < b ? 0.0f : 1.0f);
+    to_b = a == b ? 0.5f : (b < a ? 0.0f : 1.0f);
 }
 
 /**
- * Forward, losses and backward of the gathered minibatch into the gradient buffer; its statistics into stats (all
- * but the grad norm). Returns -1, or the minibatch row whose stored discrete action is not an action.
+ * Forward, losses and backward of the gathered minibatch into the gradient buffer; its statistics into stats (the
+ * grad norm NaN until the step). Every stored discrete action is an index in [0, act): the caller checked.
  */
-inline int gradients(PPO& p, const int64_t* addr, const double* s, double* stats) {
+inline void gradients(PPO& p, const int64_t* addr, const double* s, double* stats) {
     const float* params = reinterpret_cast<const float*>(addr[PARAMS]);
     float* grads = reinterpret_cast<float*>(addr[GRADS]);
     const int B = p.batch;
     const int A = p.act;
-    for (int i = 0; i < B; i++) {
-        if (p.discrete && !(p.a[i] >= 0.0f && p.a[i] < (float)A && p.a[i] == std::floor(p.a[i]))) {
-            return i;
-        }
-    }
+    stats[STAT_GRAD_NORM] = std::nan("");
     if (0.0 != s[ADV_NORM]) {
         normalise(p);
     }
@@ -240,7 +237,6 @@ inline int gradients(PPO& p, const int64_t* addr, const double* s, double* stats
     stats[STAT_APPROX_KL] = kl / B;
     stats[STAT_CLIP_FRACTION] = clipped / B;
     stats[STAT_TOTAL_LOSS] = policy_loss + s[VALUE_WEIGHT] * value_loss - s[ENTROPY_WEIGHT] * entropy;
-    return -1;
 }
 
 /** The clip and Adam step of minibatch j (FusedOptimizer.step()'s arithmetic); its grad norm into stats. */
@@ -266,8 +262,9 @@ inline void step(PPO& p, const int64_t* addr, const double* s, double* stats, co
  * actor widths (La + 1: obs ... act), critic widths (Lc + 1: obs ... 1)]; offsets (floats into the one flat buffer):
  * weight and bias of each actor layer, then of each critic layer, then the log standard deviations (-1 for a
  * categorical head), then the buffer's element count. Returns a handle for ppo_update / ppo_free, or 0 (nothing
- * allocated) when a size is outside [1, 2^24], a layer count outside [1, 64], the widths do not chain, a minibatch
- * is under 2 rows, or a Gaussian head has no log standard deviations.
+ * allocated) when a size is outside [1, 2^24], a layer count outside [1, 64], the widths do not chain, or a
+ * Gaussian head has no log standard deviations. Advantage normalisation needs minibatches of 2 rows or more (the
+ * caller checks).
  */
 inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_address, const int64_t offsets_address) {
     using namespace ppo_detail;
@@ -275,7 +272,7 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
     const int64_t la = dims[4];
     const int64_t lc = dims[5];
-    if ((0 != dims[0] && 1 != dims[0]) || dims[1] < 2 || la < 1 || la > 64 || lc < 1 || lc > 64
+    if ((0 != dims[0] && 1 != dims[0]) || la < 1 || la > 64 || lc < 1 || lc > 64
         || !dqn_detail::sizes_ok(dims + 1, 3) || !dqn_detail::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
         return 0;
     }
@@ -319,10 +316,9 @@ inline void ppo_free(const int64_t handle) {
  * tensors at addresses (ppo_detail's ADDRESSES: the flat parameters, their gradients, Adam's moments, the rollout's
  * obs, action, log-prob, value, advantage and return, the int32 order), steps Adam with step count FIRST_STEP + j,
  * and writes its STATS doubles at stats + j STATS. stage: STAGE_ALL; or STAGE_GRADS then STAGE_STEP of one
- * minibatch, the gradients averaged across ranks between them. Returns -1, or j B + i for the first row i of
- * minibatch j whose stored discrete action is not an action (that minibatch and the rest are not run).
+ * minibatch, the gradients averaged across ranks between them.
  */
-inline int64_t ppo_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
+inline void ppo_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
     const int64_t stats_address, const int64_t first, const int64_t last, const int stage) {
     using namespace ppo_detail;
     PPO& p = *reinterpret_cast<PPO*>(handle);
@@ -333,16 +329,12 @@ inline int64_t ppo_update(const int64_t handle, const int64_t addresses_address,
         double* stats = reinterpret_cast<double*>(stats_address) + j * STATS;
         if (STAGE_ALL == stage || STAGE_GRADS == stage) {
             gather(p, addr, order + j * p.batch);
-            const int bad = gradients(p, addr, s, stats);
-            if (bad >= 0) {
-                return j * p.batch + bad;
-            }
+            gradients(p, addr, s, stats);
         }
         if (STAGE_ALL == stage || STAGE_STEP == stage) {
             step(p, addr, s, stats, j);
         }
     }
-    return -1;
 }
 
 /**

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.Objects;
 
 import org.bytedeco.javacpp.DoublePointer;
+import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
@@ -75,16 +76,19 @@ public final class FusedPpo implements AutoCloseable
     private final NativeOwner natives = new NativeOwner("FusedPpo");
     private final LongPointer addresses;
     private final DoublePointer scalars;
+    /** The last call's minibatch order and statistics, grown to the largest call (the old ones freed). */
     private IntPointer order;
     private DoublePointer stats;
-    private int statRows;
+    private int lastMinibatches;
+    /** A discrete rollout's actions, read for their check. */
+    private float[] actionRows;
     private long handle;
 
     /**
      * The nets' layout.
      *
      * @param discrete    a categorical head over {@code actions} choices, or a Gaussian of {@code actions} widths
-     * @param minibatch   rows per minibatch (at least 2: advantages are normalised by their standard deviation)
+     * @param minibatch   rows per minibatch (at least 2 with advantage normalisation: their standard deviation)
      * @param obs         observation width
      * @param actions     the action count or width
      * @param actorSizes  the actor's widths, obs to actions
@@ -120,11 +124,14 @@ public final class FusedPpo implements AutoCloseable
     {
         private final Binding tensors;
         private final int rows;
+        /** The stored actions, for the check of a categorical head's indices. */
+        private final FloatPointer actions;
 
         private Data(final FusedPpo owner, final int rows, final Tensor... t)
         {
             this.tensors = new Binding(owner, "FusedPpo", ROLLOUT_NAMES, t);
             this.rows = rows;
+            this.actions = new FloatPointer(t[1].data_ptr());
         }
 
         /** @return the rollout's rows */
@@ -146,11 +153,11 @@ public final class FusedPpo implements AutoCloseable
         this.layout = Objects.requireNonNull(layout, "layout");
         final long[] as = layout.actorSizes();
         final long[] cs = layout.criticSizes();
-        if (layout.minibatch() < 2 || layout.obs() < 1 || layout.actions() < 1 || as.length < 2 || cs.length < 2
+        if (layout.minibatch() < 1 || layout.obs() < 1 || layout.actions() < 1 || as.length < 2 || cs.length < 2
             || as[0] != layout.obs() || as[as.length - 1] != layout.actions() || cs[0] != layout.obs()
             || cs[cs.length - 1] != 1)
         {
-            throw new IllegalArgumentException("FusedPpo: expected a minibatch >= 2, obs and actions >= 1, actor widths "
+            throw new IllegalArgumentException("FusedPpo: expected a minibatch, obs and actions >= 1, actor widths "
                 + "from obs to actions, critic widths from obs to 1; got minibatch " + layout.minibatch() + ", obs "
                 + layout.obs() + ", actions " + layout.actions() + ", actor " + Arrays.toString(as) + ", critic "
                 + Arrays.toString(cs));
@@ -159,6 +166,11 @@ public final class FusedPpo implements AutoCloseable
         {
             throw new IllegalArgumentException("FusedPpo: clip ratio: expected a number in (0, 1], got "
                 + loss.clipRatio());
+        }
+        if (loss.advantageNorm() && layout.minibatch() < 2)
+        {
+            throw new IllegalArgumentException("FusedPpo: advantage normalisation needs minibatches of 2 rows or more "
+                + "(their standard deviation), got " + layout.minibatch());
         }
         Checks.nonNegativeFinite("FusedPpo: value weight", loss.valueWeight());
         Checks.nonNegativeFinite("FusedPpo: entropy weight", loss.entropyWeight());
@@ -171,6 +183,13 @@ public final class FusedPpo implements AutoCloseable
             throw new IllegalArgumentException("FusedPpo: " + (layout.discrete() ? "a categorical head takes no "
                 + "log_std" : "a Gaussian head needs log_std of shape [" + layout.actions() + "]") + ", got "
                 + (logStd < 0 ? "none" : Arrays.toString(params.shape(logStd))));
+        }
+        final long expected = numel(as) + numel(cs) + (logStd < 0 ? 0 : layout.actions());
+        if (params.numel() != expected)
+        {
+            throw new IllegalArgumentException("FusedPpo: the parameters must be the actor, the critic" + (logStd < 0
+                ? "" : " and log_std") + " alone (" + expected + " floats), got " + params.numel() + " in "
+                + params.names());
         }
         Objects.requireNonNull(optimizer, "optimizer");
         if (optimizer.parameters() != params || optimizer.config().amsgrad())
@@ -219,6 +238,17 @@ public final class FusedPpo implements AutoCloseable
                 + "[1, 2^24] or over 64 layers): actor " + Arrays.toString(as) + ", critic " + Arrays.toString(cs)
                 + ", minibatch " + layout.minibatch());
         }
+    }
+
+    /** @return the weights and biases of an MLP of these widths */
+    private static long numel(final long[] sizes)
+    {
+        long n = 0;
+        for (int l = 0; l + 1 < sizes.length; l++)
+        {
+            n += (sizes[l] + 1) * sizes[l + 1];
+        }
+        return n;
     }
 
     /**
@@ -271,46 +301,40 @@ public final class FusedPpo implements AutoCloseable
      * @param order rows of the rollout, each in {@code [0, rows)}, whole minibatches of them (an epoch's shuffle
      *              after another's)
      * @throws IllegalArgumentException if the order is not whole minibatches of valid rows, or a stored discrete
-     *     action is not an action (naming its row; the minibatches before it have been applied)
+     *     action is not an action (naming its row; nothing has been applied)
+     * @throws IllegalStateException if this update or its optimizer is closed, or the optimizer was made AMSGrad
      */
     public void update(final Data data, final int[] order)
     {
         final int minibatches = prepare(data, order);
         final GradientReducer reducer = optimizer.gradientReducer();
-        scalars.put(FIRST_STEP, optimizer.stepCount() + 1);
+        // Counted first, as FusedOptimizer#step() counts: that also refuses a closed optimizer before the kernel
+        // writes its moments. The kernel steps minibatch j with FIRST_STEP + j.
+        scalars.put(FIRST_STEP, optimizer.countNativeClippedStep("FusedPpo"));
+        for (int j = 1; j < minibatches; j++)
+        {
+            optimizer.countNativeClippedStep("FusedPpo");
+        }
         if (null == reducer)
         {
-            final long bad = NativeKernels.ppo_update(handle, addresses.address(), scalars.address(),
-                stats.address(), 0, minibatches, STAGE_ALL);
-            // The minibatches before a refused one were run: their steps are counted.
-            count(bad < 0 ? minibatches : (int)(bad / layout.minibatch()));
-            refuse(bad);
+            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, minibatches,
+                STAGE_ALL);
             return;
         }
         for (int j = 0; j < minibatches; j++)
         {
-            refuse(NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
-                STAGE_GRADS));
+            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
+                STAGE_GRADS);
             reducer.reduce(optimizer.parameters());
             NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
                 STAGE_STEP);
-            count(1);
-        }
-    }
-
-    /** Counts minibatches steps the kernel ran, each as {@link FusedOptimizer#step()} would. */
-    private void count(final int minibatches)
-    {
-        for (int j = 0; j < minibatches; j++)
-        {
-            optimizer.countNativeClippedStep("FusedPpo");
         }
     }
 
     /**
      * The gradients of one minibatch (rows {@code order[0 .. B)}) into the flat gradient buffer, without a step and
      * without counting one: what the checks against libtorch autograd compare. {@link #stat} of minibatch 0 gives its
-     * losses (its grad norm is not computed).
+     * losses ({@link Stat#GRAD_NORM} is NaN: no step computed it).
      *
      * @param data  a rollout bound by this update
      * @param order one minibatch of rows
@@ -323,8 +347,7 @@ public final class FusedPpo implements AutoCloseable
                 + " rows, got " + order.length);
         }
         prepare(data, order);
-        refuse(NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, 1,
-            STAGE_GRADS));
+        NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, 1, STAGE_GRADS);
     }
 
     private int prepare(final Data data, final int[] order)
@@ -335,6 +358,11 @@ public final class FusedPpo implements AutoCloseable
         }
         data.tensors.check(this);
         net.check(this);
+        if (optimizer.config().amsgrad())
+        {
+            throw new IllegalStateException("FusedPpo: the optimizer is AMSGrad now (a loaded state dict?); the fused "
+                + "update runs Adam");
+        }
         final int b = layout.minibatch();
         if (0 == order.length || 0 != order.length % b)
         {
@@ -349,17 +377,25 @@ public final class FusedPpo implements AutoCloseable
                     + "), got " + order[i]);
             }
         }
+        if (layout.discrete())
+        {
+            checkActions(data);
+        }
         if (null == this.order || this.order.capacity() < order.length)
         {
-            this.order = natives.own(new IntPointer(order.length));
+            release(this.order);
+            this.order = new IntPointer(order.length);
+            this.order.retainReference();
         }
         this.order.put(order, 0, order.length);
         final int minibatches = order.length / b;
-        if (statRows < minibatches)
+        if (null == stats || stats.capacity() < (long)minibatches * STATS)
         {
-            stats = natives.own(new DoublePointer((long)minibatches * STATS));
-            statRows = minibatches;
+            release(stats);
+            stats = new DoublePointer((long)minibatches * STATS);
+            stats.retainReference();
         }
+        lastMinibatches = minibatches;
         addresses.put(PARAMS, net.address(0));
         addresses.put(GRADS, net.address(1));
         for (int i = 0; i < ROLLOUT_NAMES.length; i++)
@@ -378,13 +414,34 @@ public final class FusedPpo implements AutoCloseable
         return minibatches;
     }
 
-    /** Throws for the kernel's bad-action answer (a position in the order), if it gave one. */
-    private void refuse(final long bad)
+    /** Every stored discrete action an index in {@code [0, actions)}: the kernel indexes the head's outputs by it. */
+    private void checkActions(final Data data)
     {
-        if (bad >= 0)
+        if (null == actionRows || actionRows.length < data.rows)
         {
-            throw new IllegalArgumentException("FusedPpo: actions: row " + order.get(bad) + " of the rollout holds "
-                + "no action index in [0, " + layout.actions() + ") (minibatches before its were applied)");
+            actionRows = new float[data.rows];
+        }
+        data.actions.get(actionRows, 0, data.rows);
+        for (int r = 0; r < data.rows; r++)
+        {
+            final float a = actionRows[r];
+            if (!(a >= 0 && a < layout.actions() && a == (int)a))
+            {
+                throw new IllegalArgumentException("FusedPpo: actions: row " + r + " of the rollout holds " + a
+                    + ", expected an action index in [0, " + layout.actions() + ")");
+            }
+        }
+    }
+
+    /**
+     * Frees a buffer this update holds a reference to (made while a caller's {@code PointerScope} may be open, which
+     * would otherwise free it when the scope ends).
+     */
+    private static void release(final org.bytedeco.javacpp.Pointer pointer)
+    {
+        if (null != pointer)
+        {
+            pointer.releaseReference();
         }
     }
 
@@ -443,9 +500,10 @@ public final class FusedPpo implements AutoCloseable
      */
     public double stat(final int minibatch, final Stat which)
     {
-        if (minibatch < 0 || minibatch >= statRows)
+        if (minibatch < 0 || minibatch >= lastMinibatches)
         {
-            throw new IndexOutOfBoundsException("FusedPpo: minibatch " + minibatch + " of " + statRows);
+            throw new IndexOutOfBoundsException("FusedPpo: minibatch " + minibatch + " of the last call's "
+                + lastMinibatches);
         }
         return stats.get((long)minibatch * STATS + which.ordinal());
     }
@@ -459,6 +517,10 @@ public final class FusedPpo implements AutoCloseable
             NativeKernels.ppo_free(handle);
             handle = 0;
         }
+        release(order);
+        release(stats);
+        order = null;
+        stats = null;
         natives.close();
     }
 }

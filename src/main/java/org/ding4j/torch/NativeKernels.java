@@ -63,7 +63,7 @@ final class NativeKernels
     static native void ppo_free(long handle);
 
     /** Minibatches first..last-1; stage 0: each whole; 1, 2: one minibatch's gradients, then its step. */
-    static native long ppo_update(long handle, long addresses, long scalars, long stats, long first, long last,
+    static native void ppo_update(long handle, long addresses, long scalars, long stats, long first, long last,
         int stage);
 
     static native void ppo_gae(int steps, int envs, float[] rewards, float[] values, byte[] flags,

@@ -23,7 +23,7 @@ class ConfigMatrixTest
         2147483648L, "seven", List.of(1L, 2L));
 
     @ParameterizedTest
-    @ValueSource(strings = {"dqn", "td3", "sac"})
+    @ValueSource(strings = {"dqn", "td3", "sac", "ppo"})
     void everyNumericKeyTimesEveryHostileValueIsAcceptedOrRefusedByName(final String algorithm)
     {
         final Config base = Config.empty().with("policy.type", algorithm).with("exp_name", "matrix-never-written");
@@ -67,7 +67,7 @@ class ConfigMatrixTest
 
     /** The defaults themselves pass, with the keys the matrix varies. */
     @ParameterizedTest
-    @ValueSource(strings = {"dqn", "td3", "sac"})
+    @ValueSource(strings = {"dqn", "td3", "sac", "ppo"})
     void theDefaultsPass(final String algorithm)
     {
         assertTrue(new OffPolicyPipeline(Config.of(Map.of("policy", Map.of("type", algorithm)))).config()

@@ -43,6 +43,8 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     public static final String DEFAULT_CONFIG = "org/ding4j/examples/cartpole_ppo.yaml";
 
     private static final long MAX_WIDTH = 1 << 16;
+    /** The rows of one training call's minibatch order (n_sample x epochs), an int each. */
+    private static final long MAX_ORDER = 1 << 26;
 
     @Override
     public String name()
@@ -129,6 +131,13 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         {
             throw new ConfigException("policy.learn.batch_size", "expected a divisor of policy.collect.n_sample "
                 + rows + " (every epoch is whole minibatches of the rollout), got " + minibatch);
+        }
+        final long epochs = cfg.getLong("policy.learn.epoch_per_collect");
+        if (rows * epochs > MAX_ORDER)
+        {
+            throw new ConfigException("policy.learn.epoch_per_collect", "expected at most " + MAX_ORDER / rows
+                + " with policy.collect.n_sample " + rows + " (a training call's minibatch order holds n_sample x "
+                + "epochs rows, at most " + MAX_ORDER + "), got " + epochs);
         }
         if (cfg.getLong("policy.other.replay_buffer.replay_buffer_size") != rows)
         {

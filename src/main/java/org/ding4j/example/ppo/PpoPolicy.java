@@ -151,10 +151,18 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         actorPlan = PackedMlp.sequential(params, "actor.", actorSizes, Activation.TANH);
         criticPlan = PackedMlp.sequential(params, "critic.", criticSizes, Activation.TANH);
         shuffle = new ResumableRandom(shuffleSeed);
-        fused = settings.fused() ? new FusedPpo(new FusedPpo.Layout(settings.discrete(), settings.minibatch(),
-            settings.obs(), settings.actions(), actorSizes, criticSizes), new FusedPpo.Loss(settings.clipRatio(),
-            settings.valueClip(), settings.valueWeight(), settings.entropyWeight(), settings.advantageNorm()), params,
-            optimizer) : null;
+        try
+        {
+            fused = settings.fused() ? new FusedPpo(new FusedPpo.Layout(settings.discrete(), settings.minibatch(),
+                settings.obs(), settings.actions(), actorSizes, criticSizes), new FusedPpo.Loss(settings.clipRatio(),
+                settings.valueClip(), settings.valueWeight(), settings.entropyWeight(), settings.advantageNorm()),
+                params, optimizer) : null;
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            closeNets();
+            throw ex;
+        }
         lowClip = natives.own(new Scalar(1.0 - settings.clipRatio()));
         highClip = natives.own(new Scalar(1.0 + settings.clipRatio()));
     }
@@ -337,8 +345,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     {
     }
 
-    /** The libtorch autograd loss of the rows in {@link #index}. */
-    private Losses losses(final PpoBatch batch)
+    /** The libtorch autograd loss of the rows in {@code index}. */
+    private Losses losses(final PpoBatch batch, final Tensor index)
     {
         final Tensor obs = batch.obs().index_select(0, index);
         final Tensor action = batch.actions().index_select(0, index);
@@ -388,7 +396,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     {
         try (PointerScope scope = new PointerScope())
         {
-            final Losses l = losses(batch);
+            final Losses l = losses(batch, index);
             params.zeroGrad();
             optimizer.backward(l.total());
             final double norm = optimizer.step();
@@ -424,17 +432,16 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
             return new double[] {fused.stat(0, FusedPpo.Stat.POLICY_LOSS), fused.stat(0, FusedPpo.Stat.VALUE_LOSS),
                 fused.stat(0, FusedPpo.Stat.ENTROPY), fused.stat(0, FusedPpo.Stat.TOTAL_LOSS)};
         }
-        index = natives.own(torch.zeros(new long[] {rows.length}, new org.bytedeco.pytorch.TensorOptions(
-            torch.ScalarType.Long)));
-        indexData = new LongPointer(index.data_ptr());
-        permutation = new int[0];
-        for (int k = 0; k < rows.length; k++)
-        {
-            indexData.put(k, rows[k]);
-        }
         try (PointerScope scope = new PointerScope())
         {
-            final Losses l = losses(batch);
+            final Tensor chosen = torch.zeros(new long[] {rows.length}, new org.bytedeco.pytorch.TensorOptions(
+                torch.ScalarType.Long));
+            final LongPointer data = new LongPointer(chosen.data_ptr());
+            for (int k = 0; k < rows.length; k++)
+            {
+                data.put(k, rows[k]);
+            }
+            final Losses l = losses(batch, chosen);
             params.zeroGrad();
             l.total().backward();
             return new double[] {l.policy().item_double(), l.value().item_double(), l.entropy().item_double(),
@@ -637,6 +644,11 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         {
             fused.close();
         }
+        closeNets();
+    }
+
+    private void closeNets()
+    {
         optimizer.close();
         params.close();
         actor.close();

@@ -13,6 +13,12 @@ import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
+import org.ding4j.env.Box;
+import org.ding4j.env.Discrete;
+import org.ding4j.env.Env;
+import org.ding4j.env.Space;
+import org.ding4j.env.StepResult;
+import org.ding4j.env.VectorEnv;
 import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.hook.HookContext;
@@ -149,6 +155,70 @@ class PpoTest
         assertRefused("policy.other.replay_buffer.replay_buffer_size", "expected policy.collect.n_sample 512",
             ppo.with("policy.other.replay_buffer.replay_buffer_size", 1024L));
         assertTrue(!dir.resolve("bad").toFile().exists(), "nothing is written for a refused config");
+    }
+
+    /** An env whose reward turns NaN at its third step: the rollout refuses it, naming the env, before any update. */
+    @Test
+    void aNonFiniteRewardShouldBeRefusedWithItsEnv()
+    {
+        final VectorEnv envs = VectorEnv.sync(i -> new NanReward(1 == i ? 3 : -1), 2);
+        envs.reset(0);
+        try (PpoPolicy policy = new PpoPolicy(new PpoPolicy.Settings(2, 2, true, new long[] {8}, 4, 1, 1e-3, 0.2,
+            false, 0.5, 0.0, true, 0.5, true), 1);
+            Rollout rollout = new Rollout(envs, 16, 0.99, 0.95, 2))
+        {
+            final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+                () -> rollout.collect(policy.acting()));
+            assertTrue(ex.getMessage().startsWith("reward: expected a finite value") && ex.getMessage().contains(
+                "NaN from env 1"), ex.getMessage());
+            assertEquals(0, rollout.size(), "no rollout is handed to an update");
+            assertEquals(0, policy.optimizer().stepCount());
+        }
+    }
+
+    /** Two observations, two actions; the reward is NaN at step {@code nanAt} (never when negative). */
+    private static final class NanReward implements Env
+    {
+        private final int nanAt;
+        private int t;
+
+        NanReward(final int nanAt)
+        {
+            this.nanAt = nanAt;
+        }
+
+        @Override
+        public Box observationSpace()
+        {
+            return Box.of(-1, 1, 2);
+        }
+
+        @Override
+        public Space actionSpace()
+        {
+            return new Discrete(2);
+        }
+
+        @Override
+        public void reset(final long seed, final float[] obs)
+        {
+            reset(obs);
+        }
+
+        @Override
+        public void reset(final float[] obs)
+        {
+            t = 0;
+            obs[0] = 0.5f;
+            obs[1] = -0.5f;
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final StepResult result)
+        {
+            t++;
+            result.set(t == nanAt ? Double.NaN : 1.0, false, false);
+        }
     }
 
     private static void assertRefused(final String key, final String rule, final Config cfg)
