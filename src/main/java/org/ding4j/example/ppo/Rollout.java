@@ -209,7 +209,11 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         return state;
     }
 
-    /** @param state from {@link #randomState()} */
+    /**
+     * Continues the streams of {@link #randomState()}; every env starts a new episode.
+     *
+     * @param state from {@link #randomState()}
+     */
     void restoreRandomState(final Map<?, ?> state)
     {
         if (!(state.get("explore") instanceof Long e) || !(state.get("envs") instanceof java.util.List<?> list)
@@ -220,6 +224,10 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         }
         explore.state(e);
         envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
+        // Episodes in progress are not saved (as DQN's collector): every env starts a new one from its stream.
+        envs.reset();
+        System.arraycopy(envs.observations(), 0, current, 0, current.length);
+        full = false;
     }
 
     @Override

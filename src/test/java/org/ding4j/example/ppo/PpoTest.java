@@ -109,6 +109,26 @@ class PpoTest
         };
     }
 
+    /**
+     * A run resumed from its iteration checkpoint continues the count: the env steps and iterations of the checkpoint
+     * and then whole rollouts, every env on a new episode from its restored stream.
+     */
+    @Test
+    void aResumedRunShouldContinueFromItsCheckpoint() throws Exception
+    {
+        final Config cfg = Config.empty().with("policy.type", "ppo").with("exp_name", dir.resolve("resume").toString())
+            .with("env.stop_value", 1000.0).with("learner.hook.save_ckpt_after_iter", 32L);
+        final OffPolicyRun.Summary first = new OffPolicyPipeline(cfg.with("pipeline.max_env_step", 1024L))
+            .run(p -> { });
+        assertEquals(32, first.trainIter(), first.toString());
+        final Path ckpt = dir.resolve("resume/ckpt/iteration_32.pth.tar");
+        assertTrue(ckpt.toFile().isFile(), "the iteration checkpoint");
+        final OffPolicyRun.Summary resumed = new OffPolicyPipeline(cfg.with("pipeline.max_env_step", 2048L)
+            .with("learner.hook.load_ckpt_before_run", ckpt.toString())).run(p -> { });
+        assertEquals(2048, resumed.envSteps(), resumed.toString());
+        assertEquals(64, resumed.trainIter(), resumed.toString());
+    }
+
     @Test
     void cartPoleShouldSolveAndItsCheckpointEvaluate() throws Exception
     {
