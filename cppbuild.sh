@@ -39,7 +39,7 @@ fi
 case $PLATFORM in
     linux-x86_64|linux-arm64)
         mkdir -p "$OUT/lib" "$OUT/include"
-        cp "$TOP/native/ding4j_kernels.h" "$OUT/include/"
+        cp "$TOP"/native/*.h "$OUT/include/"
         # -O3 without -ffast-math: the kernels must round as libtorch's float ops do; -fno-math-errno only lets
         # gcc vectorise sqrt; -ffp-contract=off keeps every vector clone rounding alike (pom.xml says why).
         g++ -std=c++17 -O3 -fno-math-errno -ffp-contract=off -fPIC -shared -Wall -Wextra -Werror -o "$OUT/lib/libding4j_kernels.so" \

@@ -3,7 +3,7 @@
 // backward through the critics into the actor without touching the critics' gradients, the actor's Adam step, SAC's
 // temperature step, Polyak averaging of the targets) in one native call over the flat parameter, gradient and Adam
 // state buffers that libtorch's modules and ding4j's FusedAdam view. Matrix products go to the cblas_sgemm of the
-// OpenBLAS the presets load, layers through ding4j_dqn.h's linear / linear_backward; the workspace is sized once.
+// OpenBLAS the presets load, layers through ding4j_layers.h's linear / linear_backward; the workspace is sized once.
 // Every operation follows the libtorch autograd path of org.ding4j.example.ac (Td3Policy, SacPolicy) in the same
 // order, so that results equal it within float rounding; FusedActorCriticTest compares them.
 //
@@ -22,8 +22,8 @@ namespace ding4j {
 
 namespace ac_detail {
 
-using dqn_detail::Linear;
-using dqn_detail::Net;
+using layer::Linear;
+using layer::Ops;
 
 enum { TD3 = 0, SAC = 1 };
 enum {
@@ -50,7 +50,7 @@ const double HALF_LOG_2PI = 0.91893853320467274178;
 using mlp_model::Mlp;
 
 struct AC {
-    Net ops;  // sgemm and the activation (ReLU) for dqn_detail's layer functions
+    Ops ops;  // sgemm and the activation (ReLU) for the layer functions
     int kind;
     int batch;
     int obs;
@@ -395,8 +395,8 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
     const int64_t kind = dims[0];
     const int64_t la = dims[4];
     const int64_t lc = dims[5];
-    if ((TD3 != kind && SAC != kind) || la < 1 || la > 64 || lc < 1 || lc > 64 || !dqn_detail::sizes_ok(dims + 1, 3)
-        || !dqn_detail::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+    if ((TD3 != kind && SAC != kind) || la < 1 || la > 64 || lc < 1 || lc > 64 || !layer::sizes_ok(dims + 1, 3)
+        || !layer::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
         return 0;
     }
     const int64_t* aw = dims + 6;
@@ -405,8 +405,8 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
         return 0;
     }
     AC* c = new AC();
-    c->ops.sgemm = reinterpret_cast<dqn_detail::sgemm_t>(sgemm_address);
-    c->ops.activation = dqn_detail::RELU;
+    c->ops.sgemm = reinterpret_cast<layer::sgemm_t>(sgemm_address);
+    c->ops.activation = layer::RELU;
     c->kind = (int)kind;
     c->batch = (int)dims[1];
     c->obs = (int)dims[2];

@@ -226,8 +226,11 @@ inline void sgd_step(
 
 }  // namespace ding4j
 
-// The fused DQN and actor-critic updates and the small-batch forward live in their own headers; JavaCPP compiles
-// the kernels from this one.
+// native/ is layered as layer -> model -> algorithm: ding4j_layers.h (a linear layer, its backward, the
+// activations), ding4j_mlp.h (an MLP's forward and backward over them), then the fused algorithms on top
+// (ding4j_dqn.h: DQN and the supervised MLP step; ding4j_ac.h: TD3 and SAC; ding4j_ppo.h: PPO), beside
+// ding4j_dense.h, the batch-1 acting forward with its AVX-512, AVX2+FMA and plain variants side by side. JavaCPP
+// compiles the kernels from this header.
 #include "ding4j_dqn.h"
 #include "ding4j_ac.h"
 #include "ding4j_dense.h"

@@ -1,5 +1,5 @@
-// The model level between ding4j_dqn.h's layers (linear, linear_backward, activation_backward) and the fused
-// algorithms (ding4j_ac.h's TD3 and SAC, ding4j_ppo.h's PPO): a plain MLP (the activation of Net ops between the
+// The model level between ding4j_layers.h's layers (linear, linear_backward, activation_backward) and the fused
+// algorithms (ding4j_ac.h's TD3 and SAC, ding4j_ppo.h's PPO): a plain MLP (the activation of layer::Ops between the
 // layers, none after the last) at offsets in a flat parameter buffer, its forward with every layer's output kept for
 // the backward, and that backward into the parameter gradients and/or the gradient at the input.
 #ifndef DING4J_MLP_H
@@ -9,14 +9,14 @@
 #include <utility>
 #include <vector>
 
-#include "ding4j_dqn.h"
+#include "ding4j_layers.h"
 
 namespace ding4j {
 
 namespace mlp_model {
 
-using dqn_detail::Linear;
-using dqn_detail::Net;
+using layer::Linear;
+using layer::Ops;
 
 /** An MLP's layers at offsets in its flat buffer, with each layer's output of the last forward. */
 struct Mlp {
@@ -36,10 +36,10 @@ struct Mlp {
 };
 
 /** A forward of rows inputs with the given parameters; returns the last layer's output (inside m.out). */
-inline const float* forward(const Net& ops, Mlp& m, const float* params, const float* x, const int rows) {
+inline const float* forward(const Ops& ops, Mlp& m, const float* params, const float* x, const int rows) {
     const size_t last = m.layers.size() - 1;
     for (size_t l = 0; l <= last; l++) {
-        dqn_detail::linear(ops, m.layers[l], params, x, m.out[l].data(), rows, l < last);
+        layer::linear(ops, m.layers[l], params, x, m.out[l].data(), rows, l < last);
         x = m.out[l].data();
     }
     return m.out[last].data();
@@ -50,7 +50,7 @@ inline const float* forward(const Net& ops, Mlp& m, const float* params, const f
  * is not null, and the gradient at the input into dx_in when dx_in is not null (the first layer's input is not
  * activated). gh and gh2 hold rows x the widest layer each: the gradients between layers.
  */
-inline void backward(const Net& ops, const Mlp& m, const float* params, float* grads, const float* input,
+inline void backward(const Ops& ops, const Mlp& m, const float* params, float* grads, const float* input,
     const float* dy, float* dx_in, const int rows, float* gh, float* gh2) {
     const int last = (int)m.layers.size() - 1;
     float* cur = gh;
@@ -60,13 +60,13 @@ inline void backward(const Net& ops, const Mlp& m, const float* params, float* g
         const float* x = 0 == l ? input : m.out[l - 1].data();
         float* dx = 0 == l ? dx_in : cur;
         if (nullptr != grads) {
-            dqn_detail::linear_backward(ops, layer, params, grads, x, dy, dx, 0 == l ? nullptr : x, rows);
+            layer::linear_backward(ops, layer, params, grads, x, dy, dx, 0 == l ? nullptr : x, rows);
         } else if (nullptr != dx) {
             // The gradient at the input alone: dX = dY W, then through the activation that produced x.
-            ops.sgemm(dqn_detail::ROW_MAJOR, dqn_detail::NO_TRANS, dqn_detail::NO_TRANS, rows, layer.in, layer.out,
+            ops.sgemm(layer::ROW_MAJOR, layer::NO_TRANS, layer::NO_TRANS, rows, layer.in, layer.out,
                 1.0f, dy, layer.out, params + layer.w, layer.in, 0.0f, dx, layer.in);
             if (0 != l) {
-                dqn_detail::activation_backward(ops, dx, x, (int64_t)rows * layer.in);
+                layer::activation_backward(ops, dx, x, (int64_t)rows * layer.in);
             }
         }
         dy = dx;

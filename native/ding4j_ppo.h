@@ -2,7 +2,7 @@
 // by the caller's shuffled order, advantages normalised, actor and critic forwards (Tanh MLPs), the clipped surrogate,
 // the (optionally clipped) value loss and the entropy bonus, their backward into the flat gradient buffer, the global
 // gradient-norm clip and one Adam step; each minibatch's losses and statistics written to its own row of stats, which
-// the caller hands to the learner as one iteration each. Layers and the MLP forward/backward are ding4j_dqn.h's and
+// the caller hands to the learner as one iteration each. Layers and the MLP forward/backward are ding4j_layers.h's and
 // ding4j_mlp.h's (as TD3's and SAC's); every matrix product is the presets' OpenBLAS cblas_sgemm.
 // The arithmetic follows org.ding4j.example.ppo.PpoPolicy's libtorch autograd path operation by operation, including
 // autograd's conventions at the edges (maximum's gradient split in half on a tie, clamp's gradient passed at its
@@ -24,7 +24,7 @@ namespace ding4j {
 
 namespace ppo_detail {
 
-using dqn_detail::Net;
+using layer::Ops;
 using mlp_model::Mlp;
 
 enum {
@@ -47,7 +47,7 @@ const float HALF_LOG_2PI = 0.918938533204672742f;
 const double CLIP_EPS = 1e-6;
 
 struct PPO {
-    Net ops;  // sgemm; Tanh between layers
+    Ops ops;  // sgemm; Tanh between layers
     bool discrete;
     int batch;  // rows per minibatch
     int obs;
@@ -273,7 +273,7 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
     const int64_t la = dims[4];
     const int64_t lc = dims[5];
     if ((0 != dims[0] && 1 != dims[0]) || la < 1 || la > 64 || lc < 1 || lc > 64
-        || !dqn_detail::sizes_ok(dims + 1, 3) || !dqn_detail::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+        || !layer::sizes_ok(dims + 1, 3) || !layer::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
         return 0;
     }
     const int64_t* aw = dims + 6;
@@ -283,8 +283,8 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
         return 0;
     }
     PPO* p = new PPO();
-    p->ops.sgemm = reinterpret_cast<dqn_detail::sgemm_t>(sgemm_address);
-    p->ops.activation = dqn_detail::TANH;
+    p->ops.sgemm = reinterpret_cast<layer::sgemm_t>(sgemm_address);
+    p->ops.activation = layer::TANH;
     p->discrete = 1 == dims[0];
     p->batch = (int)dims[1];
     p->obs = (int)dims[2];
