@@ -27,17 +27,53 @@ namespace ppo_detail {
 using layer::Ops;
 using mlp_model::Mlp;
 
-enum {
-    PARAMS, GRADS, ADAM_M, ADAM_V, OBS, ACTION, LOG_PROB, VALUE, ADVANTAGE, RETURN, ORDER, ADDRESSES
+/**
+ * One training call's buffers and constants, by name: Java's FusedPpo sets each field through JavaCPP's accessors
+ * (NativeKernels.PpoArgs), so no index is mirrored by hand. Addresses are data_ptr()s of contiguous CPU float32
+ * tensors (order: int32), checked by the caller.
+ */
+struct Args {
+    // The flat buffers: parameters (actor, critic, log_std), their gradients, Adam's two moments.
+    int64_t params = 0;
+    int64_t grads = 0;
+    int64_t exp_avg = 0;
+    int64_t exp_avg_sq = 0;
+    // The rollout: obs [N, obs], action [N, 1 or act], log_prob, value, advantage, ret [N]; the minibatch order.
+    int64_t obs = 0;
+    int64_t action = 0;
+    int64_t log_prob = 0;
+    int64_t value = 0;
+    int64_t advantage = 0;
+    int64_t ret = 0;
+    int64_t order = 0;
+    // The loss.
+    double clip_ratio = 0.2;
+    bool value_clip = false;
+    double value_weight = 0.5;
+    double entropy_weight = 0.0;
+    bool adv_norm = true;
+    // The optimizer: torch.nn.utils.clip_grad_norm_'s limit (0: none), then Adam's settings and the first step.
+    double max_grad_norm = 0.0;
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0.0;
+    bool decoupled = false;
+    int64_t first_step = 1;
 };
-enum {
-    CLIP_RATIO, VALUE_CLIP, VALUE_WEIGHT, ENTROPY_WEIGHT, ADV_NORM, MAX_GRAD_NORM, LR, BETA1, BETA2, EPS,
-    WEIGHT_DECAY, DECOUPLED, FIRST_STEP, SCALARS
+
+/** What one minibatch leaves for the learner's log (FusedPpo.Stat names the same). */
+struct Stats {
+    double policy_loss = 0.0;
+    double value_loss = 0.0;
+    double entropy = 0.0;
+    double approx_kl = 0.0;
+    double clip_fraction = 0.0;
+    double grad_norm = 0.0;
+    double total_loss = 0.0;
 };
-enum {
-    STAT_POLICY_LOSS, STAT_VALUE_LOSS, STAT_ENTROPY, STAT_APPROX_KL, STAT_CLIP_FRACTION, STAT_GRAD_NORM,
-    STAT_TOTAL_LOSS, STATS
-};
+
 // ppo_update's stages: ALL runs each minibatch of the range whole; a data-parallel caller runs GRADS and STEP for
 // one minibatch at a time and averages the gradients across ranks between them.
 enum { STAGE_ALL = 0, STAGE_GRADS = 1, STAGE_STEP = 2 };
@@ -65,13 +101,13 @@ struct PPO {
 };
 
 /** Copies the minibatch's rows (order[0..B)) out of the rollout. */
-inline void gather(PPO& p, const int64_t* addr, const int32_t* order) {
-    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
-    const float* action = reinterpret_cast<const float*>(addr[ACTION]);
-    const float* logp = reinterpret_cast<const float*>(addr[LOG_PROB]);
-    const float* value = reinterpret_cast<const float*>(addr[VALUE]);
-    const float* adv = reinterpret_cast<const float*>(addr[ADVANTAGE]);
-    const float* ret = reinterpret_cast<const float*>(addr[RETURN]);
+inline void gather(PPO& p, const Args& a, const int32_t* order) {
+    const float* obs = reinterpret_cast<const float*>(a.obs);
+    const float* action = reinterpret_cast<const float*>(a.action);
+    const float* logp = reinterpret_cast<const float*>(a.log_prob);
+    const float* value = reinterpret_cast<const float*>(a.value);
+    const float* adv = reinterpret_cast<const float*>(a.advantage);
+    const float* ret = reinterpret_cast<const float*>(a.ret);
     for (int i = 0; i < p.batch; i++) {
         const int64_t r = order[i];
         std::memcpy(p.x.data() + (int64_t)i * p.obs, obs + r * p.obs, sizeof(float) * p.obs);
@@ -116,22 +152,22 @@ inline void max_split(const float a, const float b, float& to_a, float& to_b) {
  * Forward, losses and backward of the gathered minibatch into the gradient buffer; its statistics into stats (the
  * grad norm NaN until the step). Every stored discrete action is an index in [0, act): the caller checked.
  */
-inline void gradients(PPO& p, const int64_t* addr, const double* s, double* stats) {
-    const float* params = reinterpret_cast<const float*>(addr[PARAMS]);
-    float* grads = reinterpret_cast<float*>(addr[GRADS]);
+inline void gradients(PPO& p, const Args& s, Stats& stats) {
+    const float* params = reinterpret_cast<const float*>(s.params);
+    float* grads = reinterpret_cast<float*>(s.grads);
     const int B = p.batch;
     const int A = p.act;
-    stats[STAT_GRAD_NORM] = std::nan("");
-    if (0.0 != s[ADV_NORM]) {
+    stats.grad_norm = std::nan("");
+    if (s.adv_norm) {
         normalise(p);
     }
     const float* out = mlp_model::forward(p.ops, p.actor, params, p.x.data(), B);
     const float* v = mlp_model::forward(p.ops, p.critic, params, p.x.data(), B);
-    const float eps = (float)s[CLIP_RATIO];
-    const float lo = (float)(1.0 - s[CLIP_RATIO]);
-    const float hi = (float)(1.0 + s[CLIP_RATIO]);
-    const float vw = (float)s[VALUE_WEIGHT];
-    const float ew = (float)s[ENTROPY_WEIGHT];
+    const float eps = (float)s.clip_ratio;
+    const float lo = (float)(1.0 - s.clip_ratio);
+    const float hi = (float)(1.0 + s.clip_ratio);
+    const float vw = (float)s.value_weight;
+    const float ew = (float)s.entropy_weight;
     const float inv_b = 1.0f / (float)B;
     const float* log_std = p.discrete ? nullptr : params + p.log_std;
     double pg = 0.0, vl = 0.0, ent = 0.0, kl = 0.0, clipped = 0.0;
@@ -200,7 +236,7 @@ inline void gradients(PPO& p, const int64_t* addr, const double* s, double* stat
         const float plain = diff * diff;
         float dvl = 2.0f * diff;
         float loss_i = plain;
-        if (0.0 != s[VALUE_CLIP]) {
+        if (s.value_clip) {
             const float moved = v[i] - p.old_v[i];
             const float near = p.old_v[i] + (moved < -eps ? -eps : (moved > eps ? eps : moved));
             const float far = (near - p.ret[i]) * (near - p.ret[i]);
@@ -231,28 +267,28 @@ inline void gradients(PPO& p, const int64_t* addr, const double* s, double* stat
     const double policy_loss = pg / B;
     const double value_loss = 0.5 * vl / B;
     const double entropy = p.discrete ? ent / B : ent;
-    stats[STAT_POLICY_LOSS] = policy_loss;
-    stats[STAT_VALUE_LOSS] = value_loss;
-    stats[STAT_ENTROPY] = entropy;
-    stats[STAT_APPROX_KL] = kl / B;
-    stats[STAT_CLIP_FRACTION] = clipped / B;
-    stats[STAT_TOTAL_LOSS] = policy_loss + s[VALUE_WEIGHT] * value_loss - s[ENTROPY_WEIGHT] * entropy;
+    stats.policy_loss = policy_loss;
+    stats.value_loss = value_loss;
+    stats.entropy = entropy;
+    stats.approx_kl = kl / B;
+    stats.clip_fraction = clipped / B;
+    stats.total_loss = policy_loss + s.value_weight * value_loss - s.entropy_weight * entropy;
 }
 
 /** The clip and Adam step of minibatch j (FusedOptimizer.step()'s arithmetic); its grad norm into stats. */
-inline void step(PPO& p, const int64_t* addr, const double* s, double* stats, const int64_t j) {
-    const double max_norm = s[MAX_GRAD_NORM];
+inline void step(PPO& p, const Args& s, Stats& stats, const int64_t j) {
+    const double max_norm = s.max_grad_norm;
     float scale = 1.0f;
-    double norm = std::sqrt(sum_squares(addr[GRADS], p.numel));
+    double norm = std::sqrt(sum_squares(s.grads, p.numel));
     if (max_norm > 0.0) {
         const double coef = max_norm / (norm + CLIP_EPS);
         if (!(coef >= 1.0)) {
             scale = (float)coef;
         }
     }
-    stats[STAT_GRAD_NORM] = norm;
-    adam_step(addr[PARAMS], addr[GRADS], addr[ADAM_M], addr[ADAM_V], 0, p.numel, s[LR], s[BETA1], s[BETA2], s[EPS],
-        s[WEIGHT_DECAY], (int64_t)s[FIRST_STEP] + j, 0, (int)s[DECOUPLED], scale);
+    stats.grad_norm = norm;
+    adam_step(s.params, s.grads, s.exp_avg, s.exp_avg_sq, 0, p.numel, s.lr, s.beta1, s.beta2, s.eps, s.weight_decay,
+        s.first_step + j, 0, s.decoupled ? 1 : 0, scale);
 }
 
 }  // namespace ppo_detail
@@ -313,26 +349,21 @@ inline void ppo_free(const int64_t handle) {
 
 /**
  * Minibatches first .. last - 1 of a rollout: minibatch j takes the rows order[j B .. (j + 1) B) of the rollout
- * tensors at addresses (ppo_detail's ADDRESSES: the flat parameters, their gradients, Adam's moments, the rollout's
- * obs, action, log-prob, value, advantage and return, the int32 order), steps Adam with step count FIRST_STEP + j,
- * and writes its STATS doubles at stats + j STATS. stage: STAGE_ALL; or STAGE_GRADS then STAGE_STEP of one
- * minibatch, the gradients averaged across ranks between them.
+ * tensors args names, steps Adam with step count first_step + j, and writes its statistics to stats[j]. stage:
+ * STAGE_ALL; or STAGE_GRADS then STAGE_STEP of one minibatch, the gradients averaged across ranks between them.
  */
-inline void ppo_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
-    const int64_t stats_address, const int64_t first, const int64_t last, const int stage) {
+inline void ppo_update(const int64_t handle, const ppo_detail::Args* args, ppo_detail::Stats* stats,
+    const int64_t first, const int64_t last, const int stage) {
     using namespace ppo_detail;
     PPO& p = *reinterpret_cast<PPO*>(handle);
-    const int64_t* addr = reinterpret_cast<const int64_t*>(addresses_address);
-    const double* s = reinterpret_cast<const double*>(scalars_address);
-    const int32_t* order = reinterpret_cast<const int32_t*>(addr[ORDER]);
+    const int32_t* order = reinterpret_cast<const int32_t*>(args->order);
     for (int64_t j = first; j < last; j++) {
-        double* stats = reinterpret_cast<double*>(stats_address) + j * STATS;
         if (STAGE_ALL == stage || STAGE_GRADS == stage) {
-            gather(p, addr, order + j * p.batch);
-            gradients(p, addr, s, stats);
+            gather(p, *args, order + j * p.batch);
+            gradients(p, *args, stats[j]);
         }
         if (STAGE_ALL == stage || STAGE_STEP == stage) {
-            step(p, addr, s, stats, j);
+            step(p, *args, stats[j], j);
         }
     }
 }

@@ -3,7 +3,6 @@ package org.ding4j.torch;
 import java.util.Arrays;
 import java.util.Objects;
 
-import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.FloatPointer;
 import org.bytedeco.javacpp.IntPointer;
 import org.bytedeco.javacpp.LongPointer;
@@ -28,7 +27,7 @@ import org.bytedeco.pytorch.Tensor;
  */
 public final class FusedPpo implements AutoCloseable
 {
-    /** The statistics each minibatch leaves, in the kernel's order. */
+    /** The statistics each minibatch leaves (the fields of the kernel's {@code ppo_detail::Stats}). */
     public enum Stat
     {
         /** The clipped surrogate loss. */
@@ -47,23 +46,6 @@ public final class FusedPpo implements AutoCloseable
         TOTAL_LOSS
     }
 
-    // The kernel's address and scalar slots (ppo_detail's enums).
-    private static final int PARAMS = 0;
-    private static final int GRADS = 1;
-    private static final int ADAM_M = 2;
-    private static final int OBS = 4;
-    private static final int ORDER = 10;
-    private static final int ADDRESSES = 11;
-    private static final int CLIP_RATIO = 0;
-    private static final int VALUE_CLIP = 1;
-    private static final int VALUE_WEIGHT = 2;
-    private static final int ENTROPY_WEIGHT = 3;
-    private static final int ADV_NORM = 4;
-    private static final int MAX_GRAD_NORM = 5;
-    private static final int LR = 6;
-    private static final int FIRST_STEP = 12;
-    private static final int SCALARS = 13;
-    private static final int STATS = Stat.values().length;
     private static final int STAGE_ALL = 0;
     private static final int STAGE_GRADS = 1;
     private static final int STAGE_STEP = 2;
@@ -74,11 +56,11 @@ public final class FusedPpo implements AutoCloseable
     private final FusedAdam optimizer;
     private final Binding net;
     private final NativeOwner natives = new NativeOwner("FusedPpo");
-    private final LongPointer addresses;
-    private final DoublePointer scalars;
+    /** The kernel's arguments, field by field (ding4j::ppo_detail::Args). */
+    private final NativeKernels.PpoArgs args;
     /** The last call's minibatch order and statistics, grown to the largest call (the old ones freed). */
     private IntPointer order;
-    private DoublePointer stats;
+    private NativeKernels.PpoStats stats;
     private int lastMinibatches;
     /** A discrete rollout's actions, read for their check. */
     private float[] actionRows;
@@ -200,20 +182,11 @@ public final class FusedPpo implements AutoCloseable
         this.optimizer = optimizer;
         net = new Binding(this, "FusedPpo", new String[] {"parameters", "gradients"}, params.group(0).values(),
             params.group(0).grads());
-        addresses = natives.own(new LongPointer(ADDRESSES));
-        scalars = natives.own(new DoublePointer(SCALARS));
-        for (int i = 0; i < SCALARS; i++)
-        {
-            scalars.put(i, 0.0);
-        }
-        scalars.put(CLIP_RATIO, loss.clipRatio());
-        scalars.put(VALUE_CLIP, loss.valueClip() ? 1.0 : 0.0);
-        scalars.put(VALUE_WEIGHT, loss.valueWeight());
-        scalars.put(ENTROPY_WEIGHT, loss.entropyWeight());
-        scalars.put(ADV_NORM, loss.advantageNorm() ? 1.0 : 0.0);
+        args = natives.own(new NativeKernels.PpoArgs());
+        args.clip_ratio(loss.clipRatio()).value_clip(loss.valueClip()).value_weight(loss.valueWeight())
+            .entropy_weight(loss.entropyWeight()).adv_norm(loss.advantageNorm());
         // FusedAdam's states in its key order: exp_avg, then exp_avg_sq.
-        addresses.put(ADAM_M, optimizer.stateAddress(0, 0));
-        addresses.put(ADAM_M + 1, optimizer.stateAddress(1, 0));
+        args.exp_avg(optimizer.stateAddress(0, 0)).exp_avg_sq(optimizer.stateAddress(1, 0));
         final long[] dims = new long[6 + as.length + cs.length];
         dims[0] = layout.discrete() ? 1 : 0;
         dims[1] = layout.minibatch();
@@ -309,25 +282,22 @@ public final class FusedPpo implements AutoCloseable
         final int minibatches = prepare(data, order);
         final GradientReducer reducer = optimizer.gradientReducer();
         // Counted first, as FusedOptimizer#step() counts: that also refuses a closed optimizer before the kernel
-        // writes its moments. The kernel steps minibatch j with FIRST_STEP + j.
-        scalars.put(FIRST_STEP, optimizer.countNativeClippedStep("FusedPpo"));
+        // writes its moments. The kernel steps minibatch j with first_step + j.
+        args.first_step(optimizer.countNativeClippedStep("FusedPpo"));
         for (int j = 1; j < minibatches; j++)
         {
             optimizer.countNativeClippedStep("FusedPpo");
         }
         if (null == reducer)
         {
-            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, minibatches,
-                STAGE_ALL);
+            NativeKernels.ppo_update(handle, args, stats, 0, minibatches, STAGE_ALL);
             return;
         }
         for (int j = 0; j < minibatches; j++)
         {
-            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
-                STAGE_GRADS);
+            NativeKernels.ppo_update(handle, args, stats, j, j + 1, STAGE_GRADS);
             reducer.reduce(optimizer.parameters());
-            NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), j, j + 1,
-                STAGE_STEP);
+            NativeKernels.ppo_update(handle, args, stats, j, j + 1, STAGE_STEP);
         }
     }
 
@@ -347,7 +317,7 @@ public final class FusedPpo implements AutoCloseable
                 + " rows, got " + order.length);
         }
         prepare(data, order);
-        NativeKernels.ppo_update(handle, addresses.address(), scalars.address(), stats.address(), 0, 1, STAGE_GRADS);
+        NativeKernels.ppo_update(handle, args, stats, 0, 1, STAGE_GRADS);
     }
 
     private int prepare(final Data data, final int[] order)
@@ -389,28 +359,19 @@ public final class FusedPpo implements AutoCloseable
         }
         this.order.put(order, 0, order.length);
         final int minibatches = order.length / b;
-        if (null == stats || stats.capacity() < (long)minibatches * STATS)
+        if (null == stats || stats.capacity() < minibatches)
         {
             release(stats);
-            stats = new DoublePointer((long)minibatches * STATS);
+            stats = new NativeKernels.PpoStats(minibatches);
             stats.retainReference();
         }
         lastMinibatches = minibatches;
-        addresses.put(PARAMS, net.address(0));
-        addresses.put(GRADS, net.address(1));
-        for (int i = 0; i < ROLLOUT_NAMES.length; i++)
-        {
-            addresses.put(OBS + i, data.tensors.address(i));
-        }
-        addresses.put(ORDER, this.order.address());
         final AdamConfig c = optimizer.config();
-        scalars.put(MAX_GRAD_NORM, optimizer.maxGradNorm());
-        scalars.put(LR, c.lr());
-        scalars.put(LR + 1, c.beta1());
-        scalars.put(LR + 2, c.beta2());
-        scalars.put(LR + 3, c.eps());
-        scalars.put(LR + 4, c.weightDecay());
-        scalars.put(LR + 5, c.decoupled() ? 1.0 : 0.0);
+        args.params(net.address(0)).grads(net.address(1)).order(this.order.address())
+            .obs(data.tensors.address(0)).action(data.tensors.address(1)).log_prob(data.tensors.address(2))
+            .value(data.tensors.address(3)).advantage(data.tensors.address(4)).ret(data.tensors.address(5))
+            .max_grad_norm(optimizer.maxGradNorm()).lr(c.lr()).beta1(c.beta1()).beta2(c.beta2()).eps(c.eps())
+            .weight_decay(c.weightDecay()).decoupled(c.decoupled());
         return minibatches;
     }
 
@@ -505,7 +466,20 @@ public final class FusedPpo implements AutoCloseable
             throw new IndexOutOfBoundsException("FusedPpo: minibatch " + minibatch + " of the last call's "
                 + lastMinibatches);
         }
-        return stats.get((long)minibatch * STATS + which.ordinal());
+        final NativeKernels.PpoStats row = stats.position(minibatch);
+        final double value = switch (which)
+        {
+            case POLICY_LOSS -> row.policy_loss();
+            case VALUE_LOSS -> row.value_loss();
+            case ENTROPY -> row.entropy();
+            case APPROX_KL -> row.approx_kl();
+            case CLIP_FRACTION -> row.clip_fraction();
+            case GRAD_NORM -> row.grad_norm();
+            case TOTAL_LOSS -> row.total_loss();
+        };
+        // The kernel takes the array from its start.
+        stats.position(0);
+        return value;
     }
 
     /** Frees the native workspace and the argument buffers. */

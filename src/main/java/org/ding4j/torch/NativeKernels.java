@@ -1,5 +1,11 @@
 package org.ding4j.torch;
 
+import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.annotation.Cast;
+import org.bytedeco.javacpp.annotation.Const;
+import org.bytedeco.javacpp.annotation.MemberGetter;
+import org.bytedeco.javacpp.annotation.MemberSetter;
+import org.bytedeco.javacpp.annotation.Name;
 import org.bytedeco.javacpp.annotation.Namespace;
 import org.bytedeco.javacpp.annotation.Properties;
 import org.ding4j.torch.presets.Ding4jKernelsPresets;
@@ -63,8 +69,7 @@ final class NativeKernels
     static native void ppo_free(long handle);
 
     /** Minibatches first..last-1; stage 0: each whole; 1, 2: one minibatch's gradients, then its step. */
-    static native void ppo_update(long handle, long addresses, long scalars, long stats, long first, long last,
-        int stage);
+    static native void ppo_update(long handle, @Const PpoArgs args, PpoStats stats, long first, long last, int stage);
 
     static native void ppo_gae(int steps, int envs, float[] rewards, float[] values, byte[] flags,
         float[] truncValues, float[] lastValues, double gamma, double lambda, float[] advantages, float[] returns);
@@ -92,4 +97,140 @@ final class NativeKernels
     static native void sgd_step(
         long paramAddress, long gradAddress, long momentumAddress, long n, double lr, double momentum,
         double dampening, double weightDecay, int nesterov, int first, float gradScale);
+
+    /**
+     * {@code ding4j::ppo_detail::Args}: one PPO training call's buffers (data_ptr() addresses) and constants, set by
+     * name; each setter returns this for chaining.
+     */
+    @Name("ppo_detail::Args")
+    static final class PpoArgs extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        PpoArgs()
+        {
+            allocate();
+        }
+
+        private native void allocate();
+
+        @MemberSetter
+        native PpoArgs params(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs grads(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs exp_avg(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs exp_avg_sq(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs obs(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs action(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs log_prob(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs value(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs advantage(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs ret(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs order(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native PpoArgs clip_ratio(double value);
+
+        @MemberSetter
+        native PpoArgs value_clip(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native PpoArgs value_weight(double value);
+
+        @MemberSetter
+        native PpoArgs entropy_weight(double value);
+
+        @MemberSetter
+        native PpoArgs adv_norm(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native PpoArgs max_grad_norm(double value);
+
+        @MemberSetter
+        native PpoArgs lr(double value);
+
+        @MemberSetter
+        native PpoArgs beta1(double value);
+
+        @MemberSetter
+        native PpoArgs beta2(double value);
+
+        @MemberSetter
+        native PpoArgs eps(double value);
+
+        @MemberSetter
+        native PpoArgs weight_decay(double value);
+
+        @MemberSetter
+        native PpoArgs decoupled(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native PpoArgs first_step(@Cast("int64_t") long step);
+    }
+
+    /** {@code ding4j::ppo_detail::Stats}: an array of them, one per minibatch, read by name at a position. */
+    @Name("ppo_detail::Stats")
+    static final class PpoStats extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        PpoStats(final long count)
+        {
+            allocateArray(count);
+        }
+
+        private native void allocateArray(long count);
+
+        @Override
+        public PpoStats position(final long position)
+        {
+            return (PpoStats)super.position(position);
+        }
+
+        @MemberGetter
+        native double policy_loss();
+
+        @MemberGetter
+        native double value_loss();
+
+        @MemberGetter
+        native double entropy();
+
+        @MemberGetter
+        native double approx_kl();
+
+        @MemberGetter
+        native double clip_fraction();
+
+        @MemberGetter
+        native double grad_norm();
+
+        @MemberGetter
+        native double total_loss();
+    }
 }
