@@ -26,17 +26,68 @@ using layer::Linear;
 using layer::Ops;
 
 enum { TD3 = 0, SAC = 1 };
-enum {
-    ACTOR, ACTOR_GRAD, ACTOR_TARGET, CRITIC, CRITIC_GRAD, CRITIC_TARGET, OBS, ACTION, REWARD, NEXT_OBS, NOT_DONE,
-    NOISE, NOISE2, ACTOR_M, ACTOR_V, CRITIC_M, CRITIC_V, ALPHA, ALPHA_GRAD, ALPHA_M, ALPHA_V, ADDRESSES
+/** One Adam's settings and the step count of this update (FusedAdam's, counted by Java). */
+struct Adam {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0.0;
+    bool decoupled = false;
+    int64_t step = 1;
 };
-// Per Adam (actor, critic, alpha): lr, beta1, beta2, eps, weight decay, decoupled (0/1), step.
-enum { ADAM_FIELDS = 7 };
-enum {
-    GAMMA = 0, TAU = 1, ADAM_ACTOR = 2, ADAM_CRITIC = ADAM_ACTOR + ADAM_FIELDS, ADAM_ALPHA = ADAM_CRITIC + ADAM_FIELDS,
-    ACTOR_TURN = ADAM_ALPHA + ADAM_FIELDS, AUTO_ALPHA, TARGET_ENTROPY, SCALARS
+
+/**
+ * One update's buffers and constants, by name: Java's FusedActorCritic sets each field through JavaCPP's accessors
+ * (NativeKernels.AcArgs), so no index is mirrored by hand. Addresses are data_ptr()s of contiguous CPU float32
+ * tensors, checked by the caller.
+ */
+struct Args {
+    // The nets' flat buffers: online, gradients, targets (TD3's actor target; SAC has none).
+    int64_t actor = 0;
+    int64_t actor_grad = 0;
+    int64_t actor_target = 0;
+    int64_t critic = 0;
+    int64_t critic_grad = 0;
+    int64_t critic_target = 0;
+    // The batch: obs, action, reward, next_obs, not_done; the noise (TD3's smoothing, SAC's draws for s' and s).
+    int64_t obs = 0;
+    int64_t action = 0;
+    int64_t reward = 0;
+    int64_t next_obs = 0;
+    int64_t not_done = 0;
+    int64_t noise = 0;
+    int64_t noise2 = 0;
+    // Adam's moments.
+    int64_t actor_exp_avg = 0;
+    int64_t actor_exp_avg_sq = 0;
+    int64_t critic_exp_avg = 0;
+    int64_t critic_exp_avg_sq = 0;
+    // SAC's temperature: log alpha, its gradient and moments.
+    int64_t log_alpha = 0;
+    int64_t log_alpha_grad = 0;
+    int64_t alpha_exp_avg = 0;
+    int64_t alpha_exp_avg_sq = 0;
+    double gamma = 0.99;
+    double tau = 0.005;
+    Adam actor_adam;
+    Adam critic_adam;
+    Adam alpha_adam;
+    bool actor_turn = true;   // TD3: whether this update steps the actor and the targets
+    bool auto_alpha = false;  // SAC: whether the temperature is learned
+    double target_entropy = 0.0;
 };
-enum { STAT_CRITIC_LOSS, STAT_Q, STAT_TARGET_Q, STAT_ACTOR_LOSS, STAT_ALPHA_LOSS, STAT_ALPHA, STAT_LOG_PROB, STATS };
+
+/** What an update leaves for the log (FusedActorCritic's accessors name the same). */
+struct Stats {
+    double critic_loss = 0.0;
+    double q = 0.0;
+    double target_q = 0.0;
+    double actor_loss = 0.0;
+    double alpha_loss = 0.0;
+    double alpha = 0.0;
+    double log_prob = 0.0;
+};
 // ac_update's stages: ALL runs the whole update; a data-parallel caller runs the other three in order and averages
 // the gradients across ranks between them (the critics' after CRITIC_GRADS, the actor's and alpha's after
 // ACTOR_GRADS), so that every Adam step takes the averaged gradients. ALL is the three back to back.
@@ -82,9 +133,10 @@ inline void backward(AC& c, Mlp& m, const float* params, float* grads, const flo
     mlp_model::backward(c.ops, m, params, grads, input, dy, dx_in, rows, c.gh.data(), c.gh2.data());
 }
 
-inline void adam(const double* s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
+inline void adam(const Adam& s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
     const int64_t n) {
-    adam_step(param, grad, m, v, 0, n, s[0], s[1], s[2], s[3], s[4], (int64_t)s[6], 0, (int)s[5], 1.0f);
+    adam_step(param, grad, m, v, 0, n, s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.step, 0, s.decoupled ? 1 : 0,
+        1.0f);
 }
 
 /** target = target + tau (online - target): libtorch's lerp_ for a weight below 0.5 (tau is checked <= 1). */
@@ -162,9 +214,9 @@ inline int64_t actor_numel(const AC& c) {
  * The twin critic's gradients on (obs, action) rows already in c.x: mse(Q1, y) + mse(Q2, y), its gradients into the
  * critics' buffer (each layer's written once: nothing to zero). Writes the loss and mean Q1 to stats.
  */
-inline void critic_grads(AC& c, const int64_t* addr, double* stats) {
-    const float* params = reinterpret_cast<const float*>(addr[CRITIC]);
-    float* grads = reinterpret_cast<float*>(addr[CRITIC_GRAD]);
+inline void critic_grads(AC& c, const Args& args, Stats& stats) {
+    const float* params = reinterpret_cast<const float*>(args.critic);
+    float* grads = reinterpret_cast<float*>(args.critic_grad);
     const float inv_b = 1.0f / (float)c.batch;
     double loss = 0.0;
     double q_sum = 0.0;
@@ -183,8 +235,8 @@ inline void critic_grads(AC& c, const int64_t* addr, double* stats) {
         loss += sq / c.batch;
         backward(c, c.q[k], params, grads, c.x.data(), c.dq.data(), nullptr, c.batch);
     }
-    stats[STAT_CRITIC_LOSS] = loss;
-    stats[STAT_Q] = q_sum / c.batch;
+    stats.critic_loss = loss;
+    stats.q = q_sum / c.batch;
 }
 
 /**
@@ -212,32 +264,32 @@ inline void squash(AC& c, const float* out, const float* eps) {
     }
 }
 
-inline void td3(AC& c, const int64_t* addr, const double* s, double* stats, const int stage) {
-    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
-    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
-    const float* noise = reinterpret_cast<const float*>(addr[NOISE]);
+inline void td3(AC& c, const Args& args, Stats& stats, const int stage) {
+    const float* obs = reinterpret_cast<const float*>(args.obs);
+    const float* next_obs = reinterpret_cast<const float*>(args.next_obs);
+    const float* noise = reinterpret_cast<const float*>(args.noise);
     const int64_t n_act = (int64_t)c.batch * c.act;
-    const bool actor_turn = 0.0 != s[ACTOR_TURN];
+    const bool actor_turn = args.actor_turn;
     if (STAGE_ALL == stage || STAGE_CRITIC_GRADS == stage) {
         // a' = clamp(tanh(actor_target(s')) + noise, -1, 1)
-        const float* out = forward(c, c.actor, reinterpret_cast<const float*>(addr[ACTOR_TARGET]), next_obs, c.batch);
+        const float* out = forward(c, c.actor, reinterpret_cast<const float*>(args.actor_target), next_obs, c.batch);
         for (int64_t j = 0; j < n_act; j++) {
             const float v = std::tanh(out[j]) + noise[j];
             c.a[j] = v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
         }
         critic_input(c, next_obs, c.a.data());
-        stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
-            reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]),
-            (float)s[GAMMA], 0.0f, nullptr);
-        critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
-        critic_grads(c, addr, stats);
+        stats.target_q = td_target(c, reinterpret_cast<const float*>(args.critic_target),
+            reinterpret_cast<const float*>(args.reward), reinterpret_cast<const float*>(args.not_done),
+            (float)args.gamma, 0.0f, nullptr);
+        critic_input(c, obs, reinterpret_cast<const float*>(args.action));
+        critic_grads(c, args, stats);
     }
     if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
-        adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
+        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq, critic_numel(c));
         if (actor_turn) {
             // actor loss = -mean(Q1(s, tanh(actor(s)))), through the updated critic into the actor only.
-            const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
-            const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
+            const float* actor = reinterpret_cast<const float*>(args.actor);
+            const float* critic = reinterpret_cast<const float*>(args.critic);
             const float* out = forward(c, c.actor, actor, obs, c.batch);
             for (int64_t j = 0; j < n_act; j++) {
                 c.a[j] = std::tanh(out[j]);
@@ -250,7 +302,7 @@ inline void td3(AC& c, const int64_t* addr, const double* s, double* stats, cons
                 q_sum += q[i];
                 c.dq[i] = dq;
             }
-            stats[STAT_ACTOR_LOSS] = -q_sum / c.batch;
+            stats.actor_loss = -q_sum / c.batch;
             backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
             for (int i = 0; i < c.batch; i++) {
                 for (int k = 0; k < c.act; k++) {
@@ -258,14 +310,14 @@ inline void td3(AC& c, const int64_t* addr, const double* s, double* stats, cons
                     c.dout[j] = c.dx[(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
                 }
             }
-            backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr,
+            backward(c, c.actor, actor, reinterpret_cast<float*>(args.actor_grad), obs, c.dout.data(), nullptr,
                 c.batch);
         }
     }
     if ((STAGE_ALL == stage || STAGE_STEPS == stage) && actor_turn) {
-        adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
-        polyak(addr[ACTOR_TARGET], addr[ACTOR], actor_numel(c), s[TAU]);
-        polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+        adam(args.actor_adam, args.actor, args.actor_grad, args.actor_exp_avg, args.actor_exp_avg_sq, actor_numel(c));
+        polyak(args.actor_target, args.actor, actor_numel(c), args.tau);
+        polyak(args.critic_target, args.critic, critic_numel(c), args.tau);
     }
 }
 
@@ -273,11 +325,11 @@ inline void td3(AC& c, const int64_t* addr, const double* s, double* stats, cons
  * SAC's policy gradient into the actor's buffer and (auto alpha) the temperature's gradient, through the updated
  * critics (their gradients untouched): policy loss = mean(alpha log pi(a~|s) - min(Q1, Q2)(s, a~)).
  */
-inline void sac_actor_grads(AC& c, const int64_t* addr, const double* s, double* stats, const float alpha) {
-    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
-    const float* eps = reinterpret_cast<const float*>(addr[NOISE2]);
-    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
-    const float* critic = reinterpret_cast<const float*>(addr[CRITIC]);
+inline void sac_actor_grads(AC& c, const Args& args, Stats& stats, const float alpha) {
+    const float* obs = reinterpret_cast<const float*>(args.obs);
+    const float* eps = reinterpret_cast<const float*>(args.noise2);
+    const float* actor = reinterpret_cast<const float*>(args.actor);
+    const float* critic = reinterpret_cast<const float*>(args.critic);
     // policy loss = mean(alpha log pi(a~|s) - min(Q1, Q2)(s, a~)), a~ = tanh(mu + sigma eps)
     const float* out = forward(c, c.actor, actor, obs, c.batch);
     squash(c, out, eps);
@@ -298,8 +350,8 @@ inline void sac_actor_grads(AC& c, const int64_t* addr, const double* s, double*
         loss += c.log_prob[i] * alpha - m;
         log_prob_sum += c.log_prob[i];
     }
-    stats[STAT_ACTOR_LOSS] = loss / c.batch;
-    stats[STAT_LOG_PROB] = log_prob_sum / c.batch;
+    stats.actor_loss = loss / c.batch;
+    stats.log_prob = log_prob_sum / c.batch;
     // d/dQ of -min(Q1, Q2) / B goes to the smaller (split in half on a tie, as libtorch's minimum backward).
     for (int k = 0; k < 2; k++) {
         for (int i = 0; i < c.batch; i++) {
@@ -330,51 +382,51 @@ inline void sac_actor_grads(AC& c, const int64_t* addr, const double* s, double*
             c.dout[(int64_t)i * w + c.act + k] = raw >= LOG_SIGMA_MIN && raw <= LOG_SIGMA_MAX ? dls : 0.0f;
         }
     }
-    backward(c, c.actor, actor, reinterpret_cast<float*>(addr[ACTOR_GRAD]), obs, c.dout.data(), nullptr, c.batch);
-    if (0.0 != s[AUTO_ALPHA]) {
+    backward(c, c.actor, actor, reinterpret_cast<float*>(args.actor_grad), obs, c.dout.data(), nullptr, c.batch);
+    if (args.auto_alpha) {
         // alpha loss = -mean(log_alpha (log pi + target entropy)); its gradient -mean(log pi + target entropy).
-        const float* log_alpha = reinterpret_cast<const float*>(addr[ALPHA]);
-        const float te = (float)s[TARGET_ENTROPY];
+        const float* log_alpha = reinterpret_cast<const float*>(args.log_alpha);
+        const float te = (float)args.target_entropy;
         double g = 0.0;
         for (int i = 0; i < c.batch; i++) {
             g += c.log_prob[i] + te;
         }
-        stats[STAT_ALPHA_LOSS] = -(double)log_alpha[0] * g / c.batch;
-        reinterpret_cast<float*>(addr[ALPHA_GRAD])[0] = (float)(-g / c.batch);
+        stats.alpha_loss = -(double)log_alpha[0] * g / c.batch;
+        reinterpret_cast<float*>(args.log_alpha_grad)[0] = (float)(-g / c.batch);
     } else {
-        stats[STAT_ALPHA_LOSS] = 0.0;
+        stats.alpha_loss = 0.0;
     }
 }
 
-inline void sac(AC& c, const int64_t* addr, const double* s, double* stats, const int stage) {
-    const float* obs = reinterpret_cast<const float*>(addr[OBS]);
-    const float* next_obs = reinterpret_cast<const float*>(addr[NEXT_OBS]);
-    const float* eps_next = reinterpret_cast<const float*>(addr[NOISE]);
-    const float* actor = reinterpret_cast<const float*>(addr[ACTOR]);
-    const float* log_alpha = reinterpret_cast<const float*>(addr[ALPHA]);
+inline void sac(AC& c, const Args& args, Stats& stats, const int stage) {
+    const float* obs = reinterpret_cast<const float*>(args.obs);
+    const float* next_obs = reinterpret_cast<const float*>(args.next_obs);
+    const float* eps_next = reinterpret_cast<const float*>(args.noise);
+    const float* actor = reinterpret_cast<const float*>(args.actor);
+    const float* log_alpha = reinterpret_cast<const float*>(args.log_alpha);
     // log alpha changes only in the last stage: every stage before it reads the same temperature.
     const float alpha = (float)std::exp((double)log_alpha[0]);
     if (STAGE_ALL == stage || STAGE_CRITIC_GRADS == stage) {
-        stats[STAT_ALPHA] = alpha;
+        stats.alpha = alpha;
         // y = r + gamma notDone (min Q_target(s', a') - alpha log pi(a'|s')), a' ~ pi(s')
         squash(c, forward(c, c.actor, actor, next_obs, c.batch), eps_next);
         critic_input(c, next_obs, c.a.data());
-        stats[STAT_TARGET_Q] = td_target(c, reinterpret_cast<const float*>(addr[CRITIC_TARGET]),
-            reinterpret_cast<const float*>(addr[REWARD]), reinterpret_cast<const float*>(addr[NOT_DONE]),
-            (float)s[GAMMA], alpha, c.log_prob.data());
-        critic_input(c, obs, reinterpret_cast<const float*>(addr[ACTION]));
-        critic_grads(c, addr, stats);
+        stats.target_q = td_target(c, reinterpret_cast<const float*>(args.critic_target),
+            reinterpret_cast<const float*>(args.reward), reinterpret_cast<const float*>(args.not_done),
+            (float)args.gamma, alpha, c.log_prob.data());
+        critic_input(c, obs, reinterpret_cast<const float*>(args.action));
+        critic_grads(c, args, stats);
     }
     if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
-        adam(s + ADAM_CRITIC, addr[CRITIC], addr[CRITIC_GRAD], addr[CRITIC_M], addr[CRITIC_V], critic_numel(c));
-        sac_actor_grads(c, addr, s, stats, alpha);
+        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq, critic_numel(c));
+        sac_actor_grads(c, args, stats, alpha);
     }
     if (STAGE_ALL == stage || STAGE_STEPS == stage) {
-        adam(s + ADAM_ACTOR, addr[ACTOR], addr[ACTOR_GRAD], addr[ACTOR_M], addr[ACTOR_V], actor_numel(c));
-        if (0.0 != s[AUTO_ALPHA]) {
-            adam(s + ADAM_ALPHA, addr[ALPHA], addr[ALPHA_GRAD], addr[ALPHA_M], addr[ALPHA_V], 1);
+        adam(args.actor_adam, args.actor, args.actor_grad, args.actor_exp_avg, args.actor_exp_avg_sq, actor_numel(c));
+        if (args.auto_alpha) {
+            adam(args.alpha_adam, args.log_alpha, args.log_alpha_grad, args.alpha_exp_avg, args.alpha_exp_avg_sq, 1);
         }
-        polyak(addr[CRITIC_TARGET], addr[CRITIC], critic_numel(c), s[TAU]);
+        polyak(args.critic_target, args.critic, critic_numel(c), args.tau);
     }
 }
 
@@ -434,23 +486,16 @@ inline void ac_free(const int64_t handle) {
 }
 
 /**
- * One whole update. addresses: ac_detail's ADDRESSES entries (the flat buffers, the batch tensors, the noise, the Adam
- * moments; SAC's log alpha, its gradient and moments); scalars: SCALARS entries (gamma, tau, each Adam's
- * hyper-parameters and this step's count, TD3's actor turn, SAC's auto-alpha flag and target entropy); stats
- * receives STATS entries; stage: STAGE_ALL, or one of the three stages a data-parallel caller runs in order (the
- * scalars and addresses the same for all three), outside [0, 3] nothing.
+ * One whole update over the buffers and constants args names; its statistics into stats. stage: STAGE_ALL, or one of
+ * the three stages a data-parallel caller runs in order (args the same for all three), outside [0, 3] nothing.
  */
-inline void ac_update(const int64_t handle, const int64_t addresses_address, const int64_t scalars_address,
-    const int64_t stats_address, const int stage) {
+inline void ac_update(const int64_t handle, const ac_detail::Args* args, ac_detail::Stats* stats, const int stage) {
     using namespace ac_detail;
     AC& c = *reinterpret_cast<AC*>(handle);
-    const int64_t* addr = reinterpret_cast<const int64_t*>(addresses_address);
-    const double* s = reinterpret_cast<const double*>(scalars_address);
-    double* stats = reinterpret_cast<double*>(stats_address);
     if (TD3 == c.kind) {
-        td3(c, addr, s, stats, stage);
+        td3(c, *args, *stats, stage);
     } else {
-        sac(c, addr, s, stats, stage);
+        sac(c, *args, *stats, stage);
     }
 }
 

@@ -2,7 +2,6 @@ package org.ding4j.torch;
 
 import java.util.Objects;
 
-import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 
@@ -36,37 +35,11 @@ public final class FusedActorCritic implements AutoCloseable
         SAC
     }
 
-    // The kernel's address, scalar and stats slots (ac_detail's enums).
-    private static final int ACTOR = 0;
-    private static final int ACTOR_GRAD = 1;
-    private static final int ACTOR_TARGET = 2;
-    private static final int CRITIC = 3;
-    private static final int CRITIC_GRAD = 4;
-    private static final int CRITIC_TARGET = 5;
-    private static final int BATCH = 6;
-    private static final int ACTOR_M = 13;
-    private static final int CRITIC_M = 15;
-    private static final int ALPHA = 17;
-    private static final int ALPHA_GRAD = 18;
-    private static final int ALPHA_M = 19;
-    private static final int ADDRESSES = 21;
-    private static final int GAMMA = 0;
-    private static final int TAU = 1;
-    private static final int ADAM_FIELDS = 7;
-    private static final int ADAM_ACTOR = 2;
-    private static final int ADAM_CRITIC = ADAM_ACTOR + ADAM_FIELDS;
-    private static final int ADAM_ALPHA = ADAM_CRITIC + ADAM_FIELDS;
-    private static final int ACTOR_TURN = ADAM_ALPHA + ADAM_FIELDS;
-    private static final int AUTO_ALPHA = ACTOR_TURN + 1;
-    private static final int TARGET_ENTROPY = AUTO_ALPHA + 1;
-    private static final int SCALARS = TARGET_ENTROPY + 1;
     // ac_update's stages.
     private static final int STAGE_ALL = 0;
     private static final int STAGE_CRITIC_GRADS = 1;
     private static final int STAGE_ACTOR_GRADS = 2;
     private static final int STAGE_STEPS = 3;
-    private static final int STATS = 7;
-    private static final int STEP_FIELD = 6;
     private static final String[] BATCH_NAMES = {"obs", "action", "reward", "next_obs", "not_done", "noise",
         "noise2"};
 
@@ -79,9 +52,13 @@ public final class FusedActorCritic implements AutoCloseable
     private final FusedAdam alphaOptimizer;
     private final Binding nets;
     private final NativeOwner natives = new NativeOwner("FusedActorCritic");
-    private final LongPointer addresses;
-    private final DoublePointer scalars;
-    private final DoublePointer stats;
+    /** The kernel's arguments and statistics, field by field (ding4j::ac_detail::Args and Stats). */
+    private final NativeKernels.AcArgs args;
+    private final NativeKernels.AcStats stats;
+    /** Views of args' three Adam fields, made once (an update allocates nothing). */
+    private final NativeKernels.AcAdam actorAdam;
+    private final NativeKernels.AcAdam criticAdam;
+    private final NativeKernels.AcAdam alphaAdam;
     private long handle;
 
     /**
@@ -174,36 +151,28 @@ public final class FusedActorCritic implements AutoCloseable
             actor.group(0).values(), actor.group(0).grads(), null == actorTarget ? none : actorTarget.group(0).values(),
             critic.group(0).values(), critic.group(0).grads(), criticTarget.group(0).values(),
             null == logAlpha ? none : logAlpha.group(0).values(), null == logAlpha ? none : logAlpha.group(0).grads());
-        addresses = natives.own(new LongPointer(ADDRESSES));
-        scalars = natives.own(new DoublePointer(SCALARS));
-        stats = natives.own(new DoublePointer(STATS));
-        for (int i = 0; i < ADDRESSES; i++)
-        {
-            addresses.put(i, 0L);
-        }
-        for (int i = 0; i < SCALARS; i++)
-        {
-            scalars.put(i, 0.0);
-        }
+        args = natives.own(new NativeKernels.AcArgs());
+        stats = natives.own(new NativeKernels.AcStats());
+        actorAdam = args.actor_adam();
+        criticAdam = args.critic_adam();
+        alphaAdam = args.alpha_adam();
         Checks.nonNegativeFinite("discount", layout.discount());
         if (!(layout.tau() >= 0 && layout.tau() <= 1) || layout.discount() > 1)
         {
             throw new IllegalArgumentException("FusedActorCritic: expected discount and tau in [0, 1], got discount "
                 + layout.discount() + ", tau " + layout.tau());
         }
-        scalars.put(GAMMA, layout.discount());
-        scalars.put(TAU, layout.tau());
-        scalars.put(TARGET_ENTROPY, layout.targetEntropy());
-        scalars.put(AUTO_ALPHA, null == alphaOptimizer ? 0.0 : 1.0);
+        args.gamma(layout.discount()).tau(layout.tau()).target_entropy(layout.targetEntropy())
+            .auto_alpha(null != alphaOptimizer);
         // FusedAdam's states in its key order: exp_avg, then exp_avg_sq.
-        addresses.put(ACTOR_M, this.actorOptimizer.stateAddress(0, 0));
-        addresses.put(ACTOR_M + 1, this.actorOptimizer.stateAddress(1, 0));
-        addresses.put(CRITIC_M, this.criticOptimizer.stateAddress(0, 0));
-        addresses.put(CRITIC_M + 1, this.criticOptimizer.stateAddress(1, 0));
+        args.actor_exp_avg(this.actorOptimizer.stateAddress(0, 0))
+            .actor_exp_avg_sq(this.actorOptimizer.stateAddress(1, 0))
+            .critic_exp_avg(this.criticOptimizer.stateAddress(0, 0))
+            .critic_exp_avg_sq(this.criticOptimizer.stateAddress(1, 0));
         if (null != this.alphaOptimizer)
         {
-            addresses.put(ALPHA_M, this.alphaOptimizer.stateAddress(0, 0));
-            addresses.put(ALPHA_M + 1, this.alphaOptimizer.stateAddress(1, 0));
+            args.alpha_exp_avg(this.alphaOptimizer.stateAddress(0, 0))
+                .alpha_exp_avg_sq(this.alphaOptimizer.stateAddress(1, 0));
         }
         final long[] dims = new long[6 + as.length + cs.length];
         dims[0] = kind.ordinal();
@@ -321,35 +290,31 @@ public final class FusedActorCritic implements AutoCloseable
         nets.check(this);
         checkReducers();
         final boolean actorSteps = Kind.SAC == kind || actorTurn;
-        for (int i = 0; i < 6; i++)
-        {
-            addresses.put(i, nets.address(i));
-        }
-        addresses.put(ALPHA, nets.address(6));
-        addresses.put(ALPHA_GRAD, nets.address(7));
-        for (int i = 0; i < BATCH_NAMES.length; i++)
-        {
-            addresses.put(BATCH + i, b.tensors.address(i));
-        }
-        adam(ADAM_CRITIC, criticOptimizer);
+        args.actor(nets.address(0)).actor_grad(nets.address(1)).actor_target(nets.address(2))
+            .critic(nets.address(3)).critic_grad(nets.address(4)).critic_target(nets.address(5))
+            .log_alpha(nets.address(6)).log_alpha_grad(nets.address(7));
+        args.obs(b.tensors.address(0)).action(b.tensors.address(1)).reward(b.tensors.address(2))
+            .next_obs(b.tensors.address(3)).not_done(b.tensors.address(4)).noise(b.tensors.address(5))
+            .noise2(b.tensors.address(6));
+        adam(criticAdam, criticOptimizer);
         if (actorSteps)
         {
-            adam(ADAM_ACTOR, actorOptimizer);
+            adam(actorAdam, actorOptimizer);
         }
         if (null != alphaOptimizer)
         {
-            adam(ADAM_ALPHA, alphaOptimizer);
+            adam(alphaAdam, alphaOptimizer);
         }
-        scalars.put(ACTOR_TURN, actorSteps ? 1.0 : 0.0);
+        args.actor_turn(actorSteps);
         final GradientReducer criticReducer = criticOptimizer.gradientReducer();
         if (null == criticReducer)
         {
-            NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_ALL);
+            NativeKernels.ac_update(handle, args, stats, STAGE_ALL);
             return;
         }
-        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_CRITIC_GRADS);
+        NativeKernels.ac_update(handle, args, stats, STAGE_CRITIC_GRADS);
         criticReducer.reduce(criticOptimizer.parameters());
-        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_ACTOR_GRADS);
+        NativeKernels.ac_update(handle, args, stats, STAGE_ACTOR_GRADS);
         if (actorSteps)
         {
             actorOptimizer.gradientReducer().reduce(actorOptimizer.parameters());
@@ -358,7 +323,7 @@ public final class FusedActorCritic implements AutoCloseable
         {
             alphaOptimizer.gradientReducer().reduce(alphaOptimizer.parameters());
         }
-        NativeKernels.ac_update(handle, addresses.address(), scalars.address(), stats.address(), STAGE_STEPS);
+        NativeKernels.ac_update(handle, args, stats, STAGE_STEPS);
     }
 
     /** Every optimizer with a reducer, or none: a half-reduced update would let the ranks' parameters drift apart. */
@@ -373,58 +338,53 @@ public final class FusedActorCritic implements AutoCloseable
         }
     }
 
-    private void adam(final int at, final FusedAdam optimizer)
+    private static void adam(final NativeKernels.AcAdam field, final FusedAdam optimizer)
     {
         final AdamConfig c = optimizer.config();
-        scalars.put(at, c.lr());
-        scalars.put(at + 1, c.beta1());
-        scalars.put(at + 2, c.beta2());
-        scalars.put(at + 3, c.eps());
-        scalars.put(at + 4, c.weightDecay());
-        scalars.put(at + 5, c.decoupled() ? 1.0 : 0.0);
-        scalars.put(at + STEP_FIELD, optimizer.countNativeStep("FusedActorCritic"));
+        field.lr(c.lr()).beta1(c.beta1()).beta2(c.beta2()).eps(c.eps()).weight_decay(c.weightDecay())
+            .decoupled(c.decoupled()).step(optimizer.countNativeStep("FusedActorCritic"));
     }
 
     /** @return the last update's twin critic loss (sum of the two MSEs) */
     public double criticLoss()
     {
-        return stats.get(0);
+        return stats.critic_loss();
     }
 
     /** @return the last update's mean Q1 on the batch */
     public double qMean()
     {
-        return stats.get(1);
+        return stats.q();
     }
 
     /** @return the last update's mean target value (min target Q, less SAC's entropy term) */
     public double targetQMean()
     {
-        return stats.get(2);
+        return stats.target_q();
     }
 
     /** @return the last actor (policy) loss computed */
     public double actorLoss()
     {
-        return stats.get(3);
+        return stats.actor_loss();
     }
 
     /** @return SAC's last temperature loss (0 when alpha is fixed) */
     public double alphaLoss()
     {
-        return stats.get(4);
+        return stats.alpha_loss();
     }
 
     /** @return the temperature SAC's last update used */
     public double alpha()
     {
-        return stats.get(5);
+        return stats.alpha();
     }
 
     /** @return SAC's last mean log-probability of the sampled actions */
     public double logProbMean()
     {
-        return stats.get(6);
+        return stats.log_prob();
     }
 
     /** Frees the native workspace and the argument buffers. */

@@ -1,6 +1,7 @@
 package org.ding4j.torch;
 
 import org.bytedeco.javacpp.Pointer;
+import org.bytedeco.javacpp.annotation.ByRef;
 import org.bytedeco.javacpp.annotation.Cast;
 import org.bytedeco.javacpp.annotation.Const;
 import org.bytedeco.javacpp.annotation.MemberGetter;
@@ -62,7 +63,7 @@ final class NativeKernels
     static native void ac_free(long handle);
 
     /** stage 0: the whole update; 1, 2, 3: its stages, gradients averaged across ranks between them. */
-    static native void ac_update(long handle, long addresses, long scalars, long stats, int stage);
+    static native void ac_update(long handle, @Const AcArgs args, AcStats stats, int stage);
 
     static native long ppo_create(long sgemmAddress, long dimsAddress, long offsetsAddress);
 
@@ -232,5 +233,192 @@ final class NativeKernels
 
         @MemberGetter
         native double total_loss();
+    }
+
+    /**
+     * {@code ding4j::ac_detail::Args}: one TD3 or SAC update's buffers (data_ptr() addresses) and constants, set by
+     * name; each setter returns this for chaining.
+     */
+    @Name("ac_detail::Args")
+    static final class AcArgs extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        AcArgs()
+        {
+            allocate();
+        }
+
+        private native void allocate();
+
+        @MemberSetter
+        native AcArgs actor(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs actor_grad(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs actor_target(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs critic(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs critic_grad(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs critic_target(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs obs(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs action(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs reward(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs next_obs(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs not_done(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs noise(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs noise2(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs actor_exp_avg(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs actor_exp_avg_sq(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs critic_exp_avg(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs critic_exp_avg_sq(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs log_alpha(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs log_alpha_grad(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs alpha_exp_avg(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs alpha_exp_avg_sq(@Cast("int64_t") long address);
+
+        @MemberSetter
+        native AcArgs gamma(double value);
+
+        @MemberSetter
+        native AcArgs tau(double value);
+
+        @MemberSetter
+        native AcArgs actor_turn(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native AcArgs auto_alpha(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native AcArgs target_entropy(double value);
+
+        /** @return the field itself (a view into this struct, no copy) */
+        @MemberGetter
+        @ByRef
+        native AcAdam actor_adam();
+
+        /** @return the field itself (a view into this struct, no copy) */
+        @MemberGetter
+        @ByRef
+        native AcAdam critic_adam();
+
+        /** @return the field itself (a view into this struct, no copy) */
+        @MemberGetter
+        @ByRef
+        native AcAdam alpha_adam();
+    }
+
+    /** {@code ding4j::ac_detail::Adam}: one optimizer's settings and step, inside an {@link AcArgs}. */
+    @Name("ac_detail::Adam")
+    static final class AcAdam extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        /** Only {@link AcArgs}' getters make these: views of its fields. */
+        private AcAdam()
+        {
+        }
+
+        @MemberSetter
+        native AcAdam lr(double value);
+
+        @MemberSetter
+        native AcAdam beta1(double value);
+
+        @MemberSetter
+        native AcAdam beta2(double value);
+
+        @MemberSetter
+        native AcAdam eps(double value);
+
+        @MemberSetter
+        native AcAdam weight_decay(double value);
+
+        @MemberSetter
+        native AcAdam decoupled(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native AcAdam step(@Cast("int64_t") long value);
+    }
+
+    /** {@code ding4j::ac_detail::Stats}: what an update leaves for the log, read by name. */
+    @Name("ac_detail::Stats")
+    static final class AcStats extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        AcStats()
+        {
+            allocate();
+        }
+
+        private native void allocate();
+
+        @MemberGetter
+        native double critic_loss();
+
+        @MemberGetter
+        native double q();
+
+        @MemberGetter
+        native double target_q();
+
+        @MemberGetter
+        native double actor_loss();
+
+        @MemberGetter
+        native double alpha_loss();
+
+        @MemberGetter
+        native double alpha();
+
+        @MemberGetter
+        native double log_prob();
     }
 }
