@@ -26,17 +26,6 @@ using layer::Linear;
 using layer::Ops;
 
 enum { TD3 = 0, SAC = 1 };
-/** One Adam's settings and the step count of this update (FusedAdam's, counted by Java). */
-struct Adam {
-    double lr = 1e-3;
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    double weight_decay = 0.0;
-    bool decoupled = false;
-    int64_t step = 1;
-};
-
 /**
  * One update's buffers and constants, by name: Java's FusedActorCritic sets each field through JavaCPP's accessors
  * (NativeKernels.AcArgs), so no index is mirrored by hand. Addresses are data_ptr()s of contiguous CPU float32
@@ -70,9 +59,9 @@ struct Args {
     int64_t alpha_exp_avg_sq = 0;
     double gamma = 0.99;
     double tau = 0.005;
-    Adam actor_adam;
-    Adam critic_adam;
-    Adam alpha_adam;
+    AdamArgs actor_adam;
+    AdamArgs critic_adam;
+    AdamArgs alpha_adam;
     bool actor_turn = true;   // TD3: whether this update steps the actor and the targets
     bool auto_alpha = false;  // SAC: whether the temperature is learned
     double target_entropy = 0.0;
@@ -133,10 +122,9 @@ inline void backward(AC& c, Mlp& m, const float* params, float* grads, const flo
     mlp_model::backward(c.ops, m, params, grads, input, dy, dx_in, rows, c.gh.data(), c.gh2.data());
 }
 
-inline void adam(const Adam& s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
+inline void adam(const AdamArgs& s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
     const int64_t n) {
-    adam_step(param, grad, m, v, 0, n, s.lr, s.beta1, s.beta2, s.eps, s.weight_decay, s.step, 0, s.decoupled ? 1 : 0,
-        1.0f);
+    adam_step(s, param, grad, m, v, n, 0, 1.0f);
 }
 
 /** target = target + tau (online - target): libtorch's lerp_ for a weight below 0.5 (tau is checked <= 1). */

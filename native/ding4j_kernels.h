@@ -191,6 +191,27 @@ inline void adam_step(
 }
 
 /**
+ * One Adam's settings and the step count it takes next, as the fused algorithms receive them (a field of their
+ * argument structs, set from Java by name).
+ */
+struct AdamArgs {
+    double lr = 1e-3;
+    double beta1 = 0.9;
+    double beta2 = 0.999;
+    double eps = 1e-8;
+    double weight_decay = 0.0;
+    bool decoupled = false;
+    int64_t step = 1;
+};
+
+/** adam_step with a's settings (not AMSGrad) at step a.step + step_offset. */
+inline void adam_step(const AdamArgs& a, const int64_t param, const int64_t grad, const int64_t exp_avg,
+    const int64_t exp_avg_sq, const int64_t n, const int64_t step_offset, const float grad_scale) {
+    adam_step(param, grad, exp_avg, exp_avg_sq, 0, n, a.lr, a.beta1, a.beta2, a.eps, a.weight_decay,
+        a.step + step_offset, 0, a.decoupled ? 1 : 0, grad_scale);
+}
+
+/**
  * One SGD step over n elements, libtorch's semantics: L2 weight decay into the gradient; the momentum buffer
  * is a copy of the gradient on the first step (first != 0) and buf = momentum * buf + (1 - dampening) * d_p
  * afterwards; Nesterov uses d_p + momentum * buf. momentum_address is ignored when momentum == 0.

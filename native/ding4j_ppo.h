@@ -52,15 +52,10 @@ struct Args {
     double value_weight = 0.5;
     double entropy_weight = 0.0;
     bool adv_norm = true;
-    // The optimizer: torch.nn.utils.clip_grad_norm_'s limit (0: none), then Adam's settings and the first step.
+    // The optimizer: torch.nn.utils.clip_grad_norm_'s limit (0: none), then Adam's settings; adam.step is the first
+    // minibatch's step, minibatch j's is adam.step + j.
     double max_grad_norm = 0.0;
-    double lr = 1e-3;
-    double beta1 = 0.9;
-    double beta2 = 0.999;
-    double eps = 1e-8;
-    double weight_decay = 0.0;
-    bool decoupled = false;
-    int64_t first_step = 1;
+    AdamArgs adam;
 };
 
 /** What one minibatch leaves for the learner's log (FusedPpo.Stat names the same). */
@@ -287,8 +282,7 @@ inline void step(PPO& p, const Args& s, Stats& stats, const int64_t j) {
         }
     }
     stats.grad_norm = norm;
-    adam_step(s.params, s.grads, s.exp_avg, s.exp_avg_sq, 0, p.numel, s.lr, s.beta1, s.beta2, s.eps, s.weight_decay,
-        s.first_step + j, 0, s.decoupled ? 1 : 0, scale);
+    adam_step(s.adam, s.params, s.grads, s.exp_avg, s.exp_avg_sq, p.numel, j, scale);
 }
 
 }  // namespace ppo_detail
@@ -349,7 +343,7 @@ inline void ppo_free(const int64_t handle) {
 
 /**
  * Minibatches first .. last - 1 of a rollout: minibatch j takes the rows order[j B .. (j + 1) B) of the rollout
- * tensors args names, steps Adam with step count first_step + j, and writes its statistics to stats[j]. stage:
+ * tensors args names, steps Adam with step count adam.step + j, and writes its statistics to stats[j]. stage:
  * STAGE_ALL; or STAGE_GRADS then STAGE_STEP of one minibatch, the gradients averaged across ranks between them.
  */
 inline void ppo_update(const int64_t handle, const ppo_detail::Args* args, ppo_detail::Stats* stats,

@@ -56,9 +56,9 @@ public final class FusedActorCritic implements AutoCloseable
     private final NativeKernels.AcArgs args;
     private final NativeKernels.AcStats stats;
     /** Views of args' three Adam fields, made once (an update allocates nothing). */
-    private final NativeKernels.AcAdam actorAdam;
-    private final NativeKernels.AcAdam criticAdam;
-    private final NativeKernels.AcAdam alphaAdam;
+    private final NativeKernels.AdamArgs actorAdam;
+    private final NativeKernels.AdamArgs criticAdam;
+    private final NativeKernels.AdamArgs alphaAdam;
     private long handle;
 
     /**
@@ -338,11 +338,9 @@ public final class FusedActorCritic implements AutoCloseable
         }
     }
 
-    private static void adam(final NativeKernels.AcAdam field, final FusedAdam optimizer)
+    private static void adam(final NativeKernels.AdamArgs field, final FusedAdam optimizer)
     {
-        final AdamConfig c = optimizer.config();
-        field.lr(c.lr()).beta1(c.beta1()).beta2(c.beta2()).eps(c.eps()).weight_decay(c.weightDecay())
-            .decoupled(c.decoupled()).step(optimizer.countNativeStep("FusedActorCritic"));
+        field.set(optimizer.config(), optimizer.countNativeStep("FusedActorCritic"));
     }
 
     /** @return the last update's twin critic loss (sum of the two MSEs) */

@@ -58,6 +58,8 @@ public final class FusedPpo implements AutoCloseable
     private final NativeOwner natives = new NativeOwner("FusedPpo");
     /** The kernel's arguments, field by field (ding4j::ppo_detail::Args). */
     private final NativeKernels.PpoArgs args;
+    /** The view of args' Adam field, made once. */
+    private final NativeKernels.AdamArgs adam;
     /** The last call's minibatch order and statistics, grown to the largest call (the old ones freed). */
     private IntPointer order;
     private NativeKernels.PpoStats stats;
@@ -183,6 +185,7 @@ public final class FusedPpo implements AutoCloseable
         net = new Binding(this, "FusedPpo", new String[] {"parameters", "gradients"}, params.group(0).values(),
             params.group(0).grads());
         args = natives.own(new NativeKernels.PpoArgs());
+        adam = args.adam();
         args.clip_ratio(loss.clipRatio()).value_clip(loss.valueClip()).value_weight(loss.valueWeight())
             .entropy_weight(loss.entropyWeight()).adv_norm(loss.advantageNorm());
         // FusedAdam's states in its key order: exp_avg, then exp_avg_sq.
@@ -282,8 +285,8 @@ public final class FusedPpo implements AutoCloseable
         final int minibatches = prepare(data, order);
         final GradientReducer reducer = optimizer.gradientReducer();
         // Counted first, as FusedOptimizer#step() counts: that also refuses a closed optimizer before the kernel
-        // writes its moments. The kernel steps minibatch j with first_step + j.
-        args.first_step(optimizer.countNativeClippedStep("FusedPpo"));
+        // writes its moments. The kernel steps minibatch j with step + j.
+        adam.set(optimizer.config(), optimizer.countNativeClippedStep("FusedPpo"));
         for (int j = 1; j < minibatches; j++)
         {
             optimizer.countNativeClippedStep("FusedPpo");
@@ -366,12 +369,10 @@ public final class FusedPpo implements AutoCloseable
             stats.retainReference();
         }
         lastMinibatches = minibatches;
-        final AdamConfig c = optimizer.config();
         args.params(net.address(0)).grads(net.address(1)).order(this.order.address())
             .obs(data.tensors.address(0)).action(data.tensors.address(1)).log_prob(data.tensors.address(2))
             .value(data.tensors.address(3)).advantage(data.tensors.address(4)).ret(data.tensors.address(5))
-            .max_grad_norm(optimizer.maxGradNorm()).lr(c.lr()).beta1(c.beta1()).beta2(c.beta2()).eps(c.eps())
-            .weight_decay(c.weightDecay()).decoupled(c.decoupled());
+            .max_grad_norm(optimizer.maxGradNorm());
         return minibatches;
     }
 

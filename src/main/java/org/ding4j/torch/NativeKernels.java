@@ -169,26 +169,10 @@ final class NativeKernels
         @MemberSetter
         native PpoArgs max_grad_norm(double value);
 
-        @MemberSetter
-        native PpoArgs lr(double value);
-
-        @MemberSetter
-        native PpoArgs beta1(double value);
-
-        @MemberSetter
-        native PpoArgs beta2(double value);
-
-        @MemberSetter
-        native PpoArgs eps(double value);
-
-        @MemberSetter
-        native PpoArgs weight_decay(double value);
-
-        @MemberSetter
-        native PpoArgs decoupled(@Cast("bool") boolean value);
-
-        @MemberSetter
-        native PpoArgs first_step(@Cast("int64_t") long step);
+        /** @return the field itself (a view into this struct, no copy) */
+        @MemberGetter
+        @ByRef
+        native AdamArgs adam();
     }
 
     /** {@code ding4j::ppo_detail::Stats}: an array of them, one per minibatch, read by name at a position. */
@@ -335,53 +319,64 @@ final class NativeKernels
         /** @return the field itself (a view into this struct, no copy) */
         @MemberGetter
         @ByRef
-        native AcAdam actor_adam();
+        native AdamArgs actor_adam();
 
         /** @return the field itself (a view into this struct, no copy) */
         @MemberGetter
         @ByRef
-        native AcAdam critic_adam();
+        native AdamArgs critic_adam();
 
         /** @return the field itself (a view into this struct, no copy) */
         @MemberGetter
         @ByRef
-        native AcAdam alpha_adam();
+        native AdamArgs alpha_adam();
     }
 
-    /** {@code ding4j::ac_detail::Adam}: one optimizer's settings and step, inside an {@link AcArgs}. */
-    @Name("ac_detail::Adam")
-    static final class AcAdam extends Pointer
+    /** {@code ding4j::AdamArgs}: one optimizer's settings and step, a field of {@link AcArgs} and {@link PpoArgs}. */
+    @Name("AdamArgs")
+    static final class AdamArgs extends Pointer
     {
         static
         {
             Natives.load();
         }
 
-        /** Only {@link AcArgs}' getters make these: views of its fields. */
-        private AcAdam()
+        /** Only the argument structs' getters make these: views of their fields. */
+        private AdamArgs()
         {
         }
 
-        @MemberSetter
-        native AcAdam lr(double value);
+        /**
+         * @param config the optimizer's settings
+         * @param step   the step the kernel takes (its first, where it takes several)
+         * @return this
+         */
+        AdamArgs set(final AdamConfig config, final long step)
+        {
+            return lr(config.lr()).beta1(config.beta1()).beta2(config.beta2()).eps(config.eps())
+                .weight_decay(config.weightDecay()).decoupled(config.decoupled()).step(step);
+        }
 
         @MemberSetter
-        native AcAdam beta1(double value);
+        native AdamArgs lr(double value);
 
         @MemberSetter
-        native AcAdam beta2(double value);
+        native AdamArgs beta1(double value);
 
         @MemberSetter
-        native AcAdam eps(double value);
+        native AdamArgs beta2(double value);
 
         @MemberSetter
-        native AcAdam weight_decay(double value);
+        native AdamArgs eps(double value);
 
         @MemberSetter
-        native AcAdam decoupled(@Cast("bool") boolean value);
+        native AdamArgs weight_decay(double value);
 
         @MemberSetter
-        native AcAdam step(@Cast("int64_t") long value);
+        native AdamArgs decoupled(@Cast("bool") boolean value);
+
+        @MemberSetter
+        native AdamArgs step(@Cast("int64_t") long value);
     }
 
     /** {@code ding4j::ac_detail::Stats}: what an update leaves for the log, read by name. */
