@@ -1,12 +1,8 @@
 package org.ding4j.benchmarks;
 
-import java.util.ArrayList;
-import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
-import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.openblas.global.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.example.ac.ActorCritic;
 import org.ding4j.example.ac.ControlBatch;
@@ -56,20 +52,14 @@ public class ActorCriticUpdateBenchmark
     private int b;
     private static final int OBS = 3;
     private static final int ACT = 1;
-    private static final int ROW_MAJOR = 101;
-    private static final int NO_TRANS = 111;
-    private static final int TRANS = 112;
 
     private final LogSink sink = LogSink.discard();
     private ActorCritic policy;
     private ControlBatch batch;
-    /** Each GEMM as {transA, transB, M, N, K}; TD3's second list runs every other update. */
-    private int[][] every;
-    private int[][] alternate;
+    /** The update's GEMMs; TD3's second plan (its delayed actor) runs every other update. */
+    private final GemmPlan every = new GemmPlan();
+    private final GemmPlan alternate = new GemmPlan();
     private long calls;
-    private FloatPointer x;
-    private FloatPointer w;
-    private FloatPointer y;
 
     @Setup(Level.Trial)
     public void setUp()
@@ -83,17 +73,9 @@ public class ActorCriticUpdateBenchmark
         System.out.printf("FLOP per update (%s, %s nets): %.0f%n", algorithm, nets, flops());
         if ("gemm".equals(update))
         {
-            final SplittableRandom random = new SplittableRandom(2);
-            x = new FloatPointer(b * h);
-            w = new FloatPointer(h * h);
-            y = new FloatPointer(b * h);
-            for (final FloatPointer p : new FloatPointer[] {x, w, y})
-            {
-                for (long i = 0; i < p.capacity(); i++)
-                {
-                    p.put(i, (float)random.nextGaussian());
-                }
-            }
+            // Every operand fits in max(b, h) x h floats.
+            every.allocate((long)Math.max(b, h) * h);
+            alternate.allocate((long)Math.max(b, h) * h);
             return;
         }
         torch.manual_seed(0);
@@ -123,75 +105,25 @@ public class ActorCriticUpdateBenchmark
     {
         final int[][] actor = {{OBS, h}, {h, h}, {h, (td3 ? 1 : 2) * ACT}};
         final int[][] critic = {{OBS + ACT, h}, {h, h}, {h, 1}};
-        final List<int[]> critics = new ArrayList<>();
-        forward(critics, actor);
-        forward(critics, critic);
-        forward(critics, critic);
+        every.forward(b, actor).forward(b, critic).forward(b, critic);
         for (int k = 0; k < 2; k++)
         {
-            forward(critics, critic);
-            backward(critics, critic, true, false);
+            every.forward(b, critic).backward(b, critic, true, false);
         }
-        final List<int[]> actorPart = new ArrayList<>();
-        forward(actorPart, actor);
+        // TD3's actor part runs every other update; SAC's every update.
+        final GemmPlan actorPart = td3 ? alternate : every;
+        actorPart.forward(b, actor);
         for (int k = 0; k < (td3 ? 1 : 2); k++)
         {
-            forward(actorPart, critic);
-            backward(actorPart, critic, false, true);
+            actorPart.forward(b, critic).backward(b, critic, false, true);
         }
-        backward(actorPart, actor, true, false);
-        if (td3)
-        {
-            every = critics.toArray(new int[0][]);
-            alternate = actorPart.toArray(new int[0][]);
-        }
-        else
-        {
-            critics.addAll(actorPart);
-            every = critics.toArray(new int[0][]);
-            alternate = new int[0][];
-        }
+        actorPart.backward(b, actor, true, false);
     }
 
     /** @return 2 M N K summed over the plan: every update's GEMMs plus half of TD3's delayed ones */
     private double flops()
     {
-        double sum = 0;
-        for (final int[] g : every)
-        {
-            sum += 2.0 * g[2] * g[3] * g[4];
-        }
-        for (final int[] g : alternate)
-        {
-            sum += g[2] * (double)g[3] * g[4];
-        }
-        return sum;
-    }
-
-    private void forward(final List<int[]> plan, final int[][] layers)
-    {
-        for (final int[] l : layers)
-        {
-            plan.add(new int[] {NO_TRANS, TRANS, b, l[1], l[0]});
-        }
-    }
-
-    /** Weight gradients (when asked) and the input gradient of every layer but the first (or of it too). */
-    private void backward(final List<int[]> plan, final int[][] layers, final boolean weights,
-        final boolean inputToo)
-    {
-        for (int i = layers.length - 1; i >= 0; i--)
-        {
-            final int[] l = layers[i];
-            if (weights)
-            {
-                plan.add(new int[] {TRANS, NO_TRANS, l[1], l[0], b});
-            }
-            if (0 != i || inputToo)
-            {
-                plan.add(new int[] {NO_TRANS, NO_TRANS, b, l[0], l[1]});
-            }
-        }
+        return every.flops() + alternate.flops() / 2;
     }
 
     @Benchmark
@@ -199,24 +131,14 @@ public class ActorCriticUpdateBenchmark
     {
         if (null == policy)
         {
-            run(every);
+            every.run();
             if (0 == (calls++ & 1))
             {
-                run(alternate);
+                alternate.run();
             }
             return;
         }
         policy.forward(batch, sink);
-    }
-
-    private void run(final int[][] plan)
-    {
-        for (final int[] g : plan)
-        {
-            final int lda = NO_TRANS == g[0] ? g[4] : g[2];
-            final int ldb = NO_TRANS == g[1] ? g[3] : g[4];
-            openblas_nolapack.cblas_sgemm(ROW_MAJOR, g[0], g[1], g[2], g[3], g[4], 1f, x, lda, w, ldb, 0f, y, g[3]);
-        }
     }
 
     @TearDown(Level.Trial)
@@ -227,11 +149,7 @@ public class ActorCriticUpdateBenchmark
             batch.close();
             policy.close();
         }
-        else
-        {
-            x.close();
-            w.close();
-            y.close();
-        }
+        every.close();
+        alternate.close();
     }
 }

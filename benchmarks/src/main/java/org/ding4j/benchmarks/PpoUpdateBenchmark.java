@@ -3,8 +3,6 @@ package org.ding4j.benchmarks;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
-import org.bytedeco.javacpp.FloatPointer;
-import org.bytedeco.openblas.global.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.example.ppo.PpoBatch;
 import org.ding4j.example.ppo.PpoPolicy;
@@ -49,19 +47,13 @@ public class PpoUpdateBenchmark
     public String update;
 
     private static final int H = 64;
-    private static final int ROW_MAJOR = 101;
-    private static final int NO_TRANS = 111;
-    private static final int TRANS = 112;
 
     private final LogSink sink = LogSink.discard();
     private PpoPolicy policy;
     private PpoBatch batch;
-    /** One minibatch's GEMMs as {transA, transB, M, N, K}. */
-    private int[][] plan;
+    /** One minibatch's GEMMs. */
+    private final GemmPlan plan = new GemmPlan();
     private int minibatches;
-    private FloatPointer x;
-    private FloatPointer w;
-    private FloatPointer y;
 
     @Setup(Level.Trial)
     public void setUp()
@@ -74,35 +66,17 @@ public class PpoUpdateBenchmark
         final int mb = discrete ? 128 : 64;
         final int epochs = discrete ? 4 : 10;
         minibatches = epochs * rows / mb;
-        plan = new int[][] {
-            {NO_TRANS, TRANS, mb, H, obs}, {NO_TRANS, TRANS, mb, H, H}, {NO_TRANS, TRANS, mb, act, H},
-            {NO_TRANS, TRANS, mb, H, obs}, {NO_TRANS, TRANS, mb, H, H}, {NO_TRANS, TRANS, mb, 1, H},
-            {TRANS, NO_TRANS, act, H, mb}, {NO_TRANS, NO_TRANS, mb, H, act}, {TRANS, NO_TRANS, H, H, mb},
-            {NO_TRANS, NO_TRANS, mb, H, H}, {TRANS, NO_TRANS, H, obs, mb},
-            {TRANS, NO_TRANS, 1, H, mb}, {NO_TRANS, NO_TRANS, mb, H, 1}, {TRANS, NO_TRANS, H, H, mb},
-            {NO_TRANS, NO_TRANS, mb, H, H}, {TRANS, NO_TRANS, H, obs, mb}};
-        double flops = 0;
-        for (final int[] g : plan)
-        {
-            flops += 2.0 * g[2] * g[3] * g[4];
-        }
-        System.out.printf("%s: %d minibatches per call, FLOP per minibatch %.0f%n", head, minibatches, flops);
-        final SplittableRandom random = new SplittableRandom(1);
+        final int[][] actor = {{obs, H}, {H, H}, {H, act}};
+        final int[][] critic = {{obs, H}, {H, H}, {H, 1}};
+        plan.forward(mb, actor).forward(mb, critic).backward(mb, actor, true, false).backward(mb, critic, true, false);
+        System.out.printf("%s: %d minibatches per call, FLOP per minibatch %.0f%n", head, minibatches, plan.flops());
         if ("gemm".equals(update))
         {
-            // Every operand of the plan fits in mb x H floats (mb >= H here).
-            x = new FloatPointer(mb * H);
-            w = new FloatPointer(mb * H);
-            y = new FloatPointer(mb * H);
-            for (final FloatPointer p : new FloatPointer[] {x, w, y})
-            {
-                for (long i = 0; i < p.capacity(); i++)
-                {
-                    p.put(i, (float)random.nextGaussian());
-                }
-            }
+            // Every operand fits in mb x H floats (mb >= H here).
+            plan.allocate((long)mb * H);
             return;
         }
+        final SplittableRandom random = new SplittableRandom(1);
         torch.manual_seed(0);
         policy = new PpoPolicy(new PpoPolicy.Settings(obs, act, discrete, new long[] {H, H}, mb, epochs, 1e-3, 0.2,
             false, 0.5, discrete ? 0.01 : 0.0, true, 0.5, "fused".equals(update)), 1);
@@ -140,13 +114,7 @@ public class PpoUpdateBenchmark
         }
         for (int j = 0; j < minibatches; j++)
         {
-            for (final int[] g : plan)
-            {
-                final int lda = NO_TRANS == g[0] ? g[4] : g[2];
-                final int ldb = NO_TRANS == g[1] ? g[3] : g[4];
-                openblas_nolapack.cblas_sgemm(ROW_MAJOR, g[0], g[1], g[2], g[3], g[4], 1f, x, lda, w, ldb, 0f, y,
-                    g[3]);
-            }
+            plan.run();
         }
     }
 
@@ -158,11 +126,6 @@ public class PpoUpdateBenchmark
             batch.close();
             policy.close();
         }
-        else
-        {
-            x.close();
-            w.close();
-            y.close();
-        }
+        plan.close();
     }
 }
