@@ -152,7 +152,8 @@ final class TrainCommand implements Callable<Integer>
             {
                 return;
             }
-            final String line = String.format("env steps %7d | updates %6d |%s eval %6.1f (best %6.1f) | "
+            // Four significant digits: a return of 195 or of 0.907 reads as it is (one decimal made 0.85 read 0.9).
+            final String line = String.format("env steps %7d | updates %6d |%s eval %8.4g (best %8.4g) | "
                 + "%6.0f updates/s", p.envSteps(), p.trainIter(), Double.isNaN(p.epsilon()) ? ""
                 : String.format(" eps %.3f |", p.epsilon()), p.lastEvalReturn(), p.bestEvalReturn(), p.updatesPerS());
             if (live)
@@ -169,7 +170,7 @@ final class TrainCommand implements Callable<Integer>
         {
             out.println();
         }
-        out.printf("%s after %d env steps and %d updates: best eval return %.1f (stop value %.1f)%n",
+        out.printf("%s after %d env steps and %d updates: best eval return %.4g (stop value %.4g)%n",
             summary.interrupted() ? "interrupted" : summary.solved() ? "solved" : "not solved", summary.envSteps(),
             summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue());

@@ -8,6 +8,7 @@ import java.util.function.Consumer;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.example.ac.ActorCritic;
 import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.example.ppo.PpoPolicy;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
@@ -19,7 +20,8 @@ import org.ding4j.torch.PackedMlp;
 
 /**
  * Actions for a service's threads on the latest weights while training goes on: DQN's greedy action, TD3's and SAC's
- * deterministic or sampled action. The training thread {@link #publish}es the policy's acting net (or registers
+ * deterministic or sampled action, PPO's deterministic action (the most likely index, or the Gaussian's mean clipped
+ * to [-1, 1]). The training thread {@link #publish}es the policy's acting net (or registers
  * {@link #publishEvery}) into a {@link PublishedWeights} seqlock, packed for {@link PackedMlp}'s native forward; any
  * number of threads call {@link #act} and {@link #sample}, batch 1 or batch N, each computing the net's forward on
  * one publish (never a mix of two), with no lock and no allocation (each thread keeps its scratch; a larger batch
@@ -48,15 +50,18 @@ public final class ServingActor
     private final PackedMlp plan;
     private final Consumer<NativeFloats> pack;
     private final ActorCritic continuous;
+    /** PPO's Gaussian head: the action is the output (the mean) clipped to [-1, 1]. */
+    private final boolean clippedMean;
     private final int obsWidth;
     private final int outWidth;
     private final int actionWidth;
     private final ThreadLocal<Rows> scratch;
 
     private ServingActor(final FlatParameters params, final PackedMlp plan, final ActorCritic continuous,
-        final int actionWidth)
+        final boolean clippedMean, final int actionWidth)
     {
         this.plan = plan;
+        this.clippedMean = clippedMean;
         this.weights = new PublishedWeights(plan.packedFloats());
         this.pack = into -> plan.pack(params, into);
         this.continuous = continuous;
@@ -97,7 +102,7 @@ public final class ServingActor
             layers.add(new PackedMlp.Layer(offsets[at + 4], offsets[at + 5], h, h, act, trunk));
             layers.add(new PackedMlp.Layer(offsets[at + 6], offsets[at + 7], h, 1, PackedMlp.IDENTITY, trunk + 3));
         }
-        return new ServingActor(params, new PackedMlp(layers, s.dueling()), null, 1);
+        return new ServingActor(params, new PackedMlp(layers, s.dueling()), null, false, 1);
     }
 
     /**
@@ -108,7 +113,21 @@ public final class ServingActor
      */
     public static ServingActor of(final ActorCritic policy)
     {
-        return new ServingActor(policy.actorParameters(), policy.actorPlan(), policy, policy.actionWidth());
+        return new ServingActor(policy.actorParameters(), policy.actorPlan(), policy, false, policy.actionWidth());
+    }
+
+    /**
+     * Serves a PPO policy's deterministic action from its actor: a categorical head's most likely index (as
+     * {@link #greedy}), a Gaussian head's mean clipped to [-1, 1]. Sampling is the rollout's, not served.
+     *
+     * @param policy the policy (its actor is published now)
+     * @return the serving actor
+     */
+    public static ServingActor of(final PpoPolicy policy)
+    {
+        final PpoPolicy.Settings s = policy.settings();
+        return new ServingActor(policy.parameters(), policy.actorPlan(), null, !s.discrete(),
+            s.discrete() ? 1 : s.actions());
     }
 
     /** Copies the policy's current weights for the readers (the training thread, while the policy is open). */
@@ -159,8 +178,8 @@ public final class ServingActor
     }
 
     /**
-     * The deterministic action of each observation row: DQN's greedy index (ties to the lowest), TD3's and SAC's
-     * {@code tanh} action in [-1, 1].
+     * The deterministic action of each observation row: DQN's and a categorical PPO's greedy index (ties to the
+     * lowest), TD3's and SAC's {@code tanh} action in [-1, 1], a Gaussian PPO's mean clipped to [-1, 1].
      *
      * @param obs     {@code [rows, obs]} row-major
      * @param rows    rows, >= 1
@@ -169,6 +188,14 @@ public final class ServingActor
     public void act(final float[] obs, final int rows, final float[] actions)
     {
         final float[] out = forward(obs, rows);
+        if (clippedMean)
+        {
+            for (int i = 0; i < rows * actionWidth; i++)
+            {
+                actions[i] = Math.max(-1f, Math.min(1f, out[i]));
+            }
+            return;
+        }
         if (null == continuous)
         {
             for (int r = 0; r < rows; r++)
@@ -190,14 +217,14 @@ public final class ServingActor
 
     /**
      * @param obs one observation
-     * @return DQN's greedy action for it
-     * @throws IllegalStateException for a TD3 or SAC actor (use {@link #act})
+     * @return DQN's (or a categorical PPO's) greedy action for it
+     * @throws IllegalStateException for a continuous actor (use {@link #act})
      */
     public int greedy(final float[] obs)
     {
-        if (null != continuous)
+        if (null != continuous || clippedMean)
         {
-            throw new IllegalStateException("greedy: a TD3 or SAC actor has continuous actions; use act");
+            throw new IllegalStateException("greedy: a TD3, SAC or Gaussian PPO actor has continuous actions; use act");
         }
         final float[] action = scratch.get().action;
         act(obs, 1, action);
@@ -211,13 +238,13 @@ public final class ServingActor
      * @param rows    rows
      * @param actions receives {@code [rows, actionWidth]} in [-1, 1]
      * @param random  the caller's stream (one per thread)
-     * @throws IllegalStateException for a DQN actor (greedy only)
+     * @throws IllegalStateException for a DQN or PPO actor (deterministic only)
      */
     public void sample(final float[] obs, final int rows, final float[] actions, final ResumableRandom random)
     {
         if (null == continuous)
         {
-            throw new IllegalStateException("sample: a DQN actor is greedy; use act");
+            throw new IllegalStateException("sample: a DQN or PPO actor serves its deterministic action; use act");
         }
         map(forward(obs, rows), rows, actions, Objects.requireNonNull(random, "random"));
     }

@@ -194,6 +194,12 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         return params;
     }
 
+    /** @return the actor's plan for {@link PackedMlp}'s forward (its layers' offsets in {@link #parameters()}) */
+    public PackedMlp actorPlan()
+    {
+        return actorPlan;
+    }
+
     /** @return the modules the optimizer trains, for c10d's Reducer on data-parallel ranks */
     List<Module> modules()
     {

@@ -20,6 +20,7 @@ import org.ding4j.env.Space;
 import org.ding4j.env.StepResult;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.ServingActor;
 import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
@@ -175,6 +176,55 @@ class PpoTest
         assertRefused("policy.other.replay_buffer.replay_buffer_size", "expected policy.collect.n_sample 512",
             ppo.with("policy.other.replay_buffer.replay_buffer_size", 1024L));
         assertTrue(!dir.resolve("bad").toFile().exists(), "nothing is written for a refused config");
+    }
+
+    /**
+     * A service's actions on published PPO weights: the deterministic action the evaluator takes (the most likely
+     * index, the Gaussian's clipped mean), the new weights after a publish, and sampling refused.
+     */
+    @Test
+    void aServingActorShouldActAsTheEvaluatorOnThePublishedWeights()
+    {
+        for (final boolean discrete : new boolean[] {true, false})
+        {
+            final int width = discrete ? 1 : 2;
+            try (PpoPolicy policy = new PpoPolicy(new PpoPolicy.Settings(3, discrete ? 4 : 2, discrete,
+                new long[] {16, 16}, 8, 2, 1e-2, 0.2, false, 0.5, 0.0, true, 0.5, true), 3);
+                PpoBatch batch = new PpoBatch(32, 3, width))
+            {
+                final java.util.SplittableRandom random = new java.util.SplittableRandom(4);
+                final float[] obs = new float[32 * 3];
+                for (int i = 0; i < obs.length; i++)
+                {
+                    obs[i] = (float)random.nextDouble(-2, 2);
+                }
+                final float[] actions = new float[32 * width];
+                for (int i = 0; i < actions.length; i++)
+                {
+                    actions[i] = discrete ? random.nextInt(4) : (float)random.nextGaussian();
+                }
+                final float[] ones = new float[32];
+                java.util.Arrays.fill(ones, 1f);
+                batch.fill(obs, actions, new float[32], new float[32], ones, ones);
+                final ServingActor served = ServingActor.of(policy);
+                final PpoPolicy.Acting evaluator = policy.acting();
+                final float[] want = new float[32 * width];
+                final float[] got = new float[32 * width];
+                evaluator.act(obs, 32, want, null);
+                served.act(obs, 32, got);
+                assertArrayEquals(want, got, 0f, "before an update");
+                policy.forward(batch, org.ding4j.policy.LogSink.discard());
+                served.publish();
+                evaluator.act(obs, 32, want, null);
+                served.act(obs, 32, got);
+                assertArrayEquals(want, got, 0f, "after an update and a publish");
+                if (discrete)
+                {
+                    assertEquals((int)want[0], served.greedy(java.util.Arrays.copyOf(obs, 3)));
+                }
+                assertThrows(IllegalStateException.class, () -> served.sample(obs, 1, got, null));
+            }
+        }
     }
 
     /** An env whose reward turns NaN at its third step: the rollout refuses it, naming the env, before any update. */
