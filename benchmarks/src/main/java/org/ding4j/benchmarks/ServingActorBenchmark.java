@@ -24,9 +24,12 @@ import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
 
 /**
- * A service thread's batch-1 action from {@link ServingActor} on published weights: DQN's greedy action of the
- * 6-128-128-3 dueling Q-network, TD3's deterministic action of a 3-64-64-1 actor. Sample mode, for p50 and p99;
- * {@code -prof gc} for the bytes per call.
+ * A service thread's batch-1 action from {@link ServingActor} on published weights: DQN's greedy action, TD3's
+ * deterministic action of a 3-64-64-1 actor. DQN's nets have DI-engine's heads (a hidden layer of the encoder's width
+ * before each output): {@code dqn} is the 6-128-128 encoder with a dueling head (50.4k multiply-adds),
+ * {@code dqn-128} the 6-128 encoder with a dueling head (6-128-128-3 and 6-128-128-1 branches: 34.0k),
+ * {@code dqn-128-plain} the 6-128 encoder with a plain head (the 6-128-128-3 MLP: 17.5k, 35 kFLOP). Sample mode, for
+ * p50 and p99; {@code -prof gc} for the bytes per call.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)
@@ -38,7 +41,7 @@ import org.openjdk.jmh.annotations.Warmup;
 public class ServingActorBenchmark
 {
     /** Which net serves. */
-    @Param({"dqn", "td3"})
+    @Param({"dqn", "dqn-128", "dqn-128-plain", "td3"})
     public String net;
 
     private DqnPolicy dqn;
@@ -52,10 +55,10 @@ public class ServingActorBenchmark
     {
         Threads.configure();
         torch.manual_seed(0);
-        if ("dqn".equals(net))
+        if (net.startsWith("dqn"))
         {
-            dqn = new DqnPolicy(new DqnPolicy.Settings(6, 3, new long[] {128, 128}, true, 64, 1e-3, 100, 0.0, false,
-                0.0, Activation.RELU));
+            dqn = new DqnPolicy(new DqnPolicy.Settings(6, 3, "dqn".equals(net) ? new long[] {128, 128}
+                : new long[] {128}, !net.endsWith("plain"), 64, 1e-3, 100, 0.0, false, 0.0, Activation.RELU));
             actor = ServingActor.greedy(dqn);
             obs = new float[] {0.1f, -0.2f, 0.3f, 0.05f, -0.4f, 0.2f};
         }
