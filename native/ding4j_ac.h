@@ -12,10 +12,12 @@
 #ifndef DING4J_AC_H
 #define DING4J_AC_H
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "ding4j_helper.h"
 #include "ding4j_mlp.h"
 
 namespace ding4j {
@@ -101,10 +103,13 @@ struct AC {
     std::vector<float> x;        // [B, in]: (obs, action) rows, the critics' input
     std::vector<float> y;        // [B] TD target
     std::vector<float> qv[2];    // [B] critic outputs saved apart (the Mlp buffers are reused)
-    std::vector<float> dq;       // [B] dL/dQ
-    std::vector<float> dx;       // [B, in] dL/dinput of a critic
+    // Each critic's own: they may run on two threads at once.
+    std::vector<float> dq[2];    // [B] dL/dQ
+    std::vector<float> dx[2];    // [B, in] dL/dinput of a critic
     std::vector<float> dx_sum;   // [B, in] summed over both critics (SAC)
-    std::vector<float> gh, gh2;  // [B, widest] gradients between layers
+    std::vector<float> gh[2], gh2[2];  // [B, widest] gradients between layers
+    Helper* helper = nullptr;    // the second thread for the twin critics, or none
+    ~AC() { delete helper; }
     std::vector<float> a;        // [B, act] the sampled or deterministic action
     std::vector<float> log_sigma;  // [B, act] clamped log sigma (SAC)
     std::vector<float> log_prob;   // [B] log pi (SAC)
@@ -116,10 +121,10 @@ inline const float* forward(const AC& c, Mlp& m, const float* params, const floa
     return mlp_model::forward(c.ops, m, params, x, rows);
 }
 
-/** mlp_model::backward through c's gradient scratch. */
+/** mlp_model::backward through the gradient scratch of slot k (0 or 1: what one thread of the two uses). */
 inline void backward(AC& c, Mlp& m, const float* params, float* grads, const float* input, const float* dy,
-    float* dx_in, const int rows) {
-    mlp_model::backward(c.ops, m, params, grads, input, dy, dx_in, rows, c.gh.data(), c.gh2.data());
+    float* dx_in, const int rows, const int k = 0) {
+    mlp_model::backward(c.ops, m, params, grads, input, dy, dx_in, rows, c.gh[k].data(), c.gh2[k].data());
 }
 
 inline void adam(const AdamArgs& s, const int64_t param, const int64_t grad, const int64_t m, const int64_t v,
@@ -162,14 +167,13 @@ inline void critic_input(AC& c, const float* obs, const float* action) {
  */
 inline double td_target(AC& c, const float* critic_target, const float* reward, const float* not_done,
     const float gamma, const float alpha, const float* log_prob) {
-    const float* q1 = forward(c, c.q[0], critic_target, c.x.data(), c.batch);
-    for (int i = 0; i < c.batch; i++) {
-        c.qv[0][i] = q1[i];
-    }
-    const float* q2 = forward(c, c.q[1], critic_target, c.x.data(), c.batch);
+    both(c.helper, [&](const int k) {
+        const float* q = forward(c, c.q[k], critic_target, c.x.data(), c.batch);
+        std::copy(q, q + c.batch, c.qv[k].begin());
+    });
     double sum = 0.0;
     for (int i = 0; i < c.batch; i++) {
-        float next = c.qv[0][i] < q2[i] ? c.qv[0][i] : q2[i];
+        float next = c.qv[0][i] < c.qv[1][i] ? c.qv[0][i] : c.qv[1][i];
         if (nullptr != log_prob) {
             next = next - alpha * log_prob[i];
         }
@@ -206,23 +210,28 @@ inline void critic_grads(AC& c, const Args& args, Stats& stats) {
     const float* params = reinterpret_cast<const float*>(args.critic);
     float* grads = reinterpret_cast<float*>(args.critic_grad);
     const float inv_b = 1.0f / (float)c.batch;
-    double loss = 0.0;
-    double q_sum = 0.0;
-    for (int k = 0; k < 2; k++) {
+    double sq[2] = {0.0, 0.0};
+    both(c.helper, [&](const int k) {
         const float* q = forward(c, c.q[k], params, c.x.data(), c.batch);
-        double sq = 0.0;
+        double sum = 0.0;
         for (int i = 0; i < c.batch; i++) {
             const float d = q[i] - c.y[i];
-            sq += (double)d * d;
+            sum += (double)d * d;
             // d mean((q - y)^2) / dq = 2 (q - y) / B, libtorch's mse_loss backward.
-            c.dq[i] = 2.0f * d * inv_b;
-            if (0 == k) {
-                q_sum += q[i];
-            }
+            c.dq[k][i] = 2.0f * d * inv_b;
         }
-        loss += sq / c.batch;
-        backward(c, c.q[k], params, grads, c.x.data(), c.dq.data(), nullptr, c.batch);
+        std::copy(q, q + c.batch, c.qv[k].begin());
+        sq[k] = sum;
+        backward(c, c.q[k], params, grads, c.x.data(), c.dq[k].data(), nullptr, c.batch, k);
+    });
+    double q_sum = 0.0;
+    for (int i = 0; i < c.batch; i++) {
+        q_sum += c.qv[0][i];
     }
+    // In the order one thread sums them: the same bits with one thread or two.
+    double loss = 0.0;
+    loss += sq[0] / c.batch;
+    loss += sq[1] / c.batch;
     stats.critic_loss = loss;
     stats.q = q_sum / c.batch;
 }
@@ -288,14 +297,14 @@ inline void td3(AC& c, const Args& args, Stats& stats, const int stage) {
             const float dq = -1.0f / (float)c.batch;
             for (int i = 0; i < c.batch; i++) {
                 q_sum += q[i];
-                c.dq[i] = dq;
+                c.dq[0][i] = dq;
             }
             stats.actor_loss = -q_sum / c.batch;
-            backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
+            backward(c, c.q[0], critic, nullptr, c.x.data(), c.dq[0].data(), c.dx[0].data(), c.batch);
             for (int i = 0; i < c.batch; i++) {
                 for (int k = 0; k < c.act; k++) {
                     const int64_t j = (int64_t)i * c.act + k;
-                    c.dout[j] = c.dx[(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
+                    c.dout[j] = c.dx[0][(int64_t)i * c.in + c.obs + k] * (1.0f - c.a[j] * c.a[j]);
                 }
             }
             backward(c, c.actor, actor, reinterpret_cast<float*>(args.actor_grad), obs, c.dout.data(), nullptr,
@@ -322,14 +331,10 @@ inline void sac_actor_grads(AC& c, const Args& args, Stats& stats, const float a
     const float* out = forward(c, c.actor, actor, obs, c.batch);
     squash(c, out, eps);
     critic_input(c, obs, c.a.data());
-    const float* q1 = forward(c, c.q[0], critic, c.x.data(), c.batch);
-    for (int i = 0; i < c.batch; i++) {
-        c.qv[0][i] = q1[i];
-    }
-    const float* q2 = forward(c, c.q[1], critic, c.x.data(), c.batch);
-    for (int i = 0; i < c.batch; i++) {
-        c.qv[1][i] = q2[i];
-    }
+    both(c.helper, [&](const int k) {
+        const float* q = forward(c, c.q[k], critic, c.x.data(), c.batch);
+        std::copy(q, q + c.batch, c.qv[k].begin());
+    });
     const float inv_b = 1.0f / (float)c.batch;
     double loss = 0.0;
     double log_prob_sum = 0.0;
@@ -341,16 +346,16 @@ inline void sac_actor_grads(AC& c, const Args& args, Stats& stats, const float a
     stats.actor_loss = loss / c.batch;
     stats.log_prob = log_prob_sum / c.batch;
     // d/dQ of -min(Q1, Q2) / B goes to the smaller (split in half on a tie, as libtorch's minimum backward).
-    for (int k = 0; k < 2; k++) {
+    both(c.helper, [&](const int k) {
         for (int i = 0; i < c.batch; i++) {
             const float mine = c.qv[k][i];
             const float theirs = c.qv[1 - k][i];
-            c.dq[i] = mine < theirs ? -inv_b : (mine == theirs ? -0.5f * inv_b : 0.0f);
+            c.dq[k][i] = mine < theirs ? -inv_b : (mine == theirs ? -0.5f * inv_b : 0.0f);
         }
-        backward(c, c.q[k], critic, nullptr, c.x.data(), c.dq.data(), c.dx.data(), c.batch);
-        for (int64_t j = 0; j < (int64_t)c.batch * c.in; j++) {
-            c.dx_sum[j] = 0 == k ? c.dx[j] : c.dx_sum[j] + c.dx[j];
-        }
+        backward(c, c.q[k], critic, nullptr, c.x.data(), c.dq[k].data(), c.dx[k].data(), c.batch, k);
+    });
+    for (int64_t j = 0; j < (int64_t)c.batch * c.in; j++) {
+        c.dx_sum[j] = c.dx[0][j] + c.dx[1][j];
     }
     const float dlog_prob = alpha * inv_b;
     const int w = 2 * c.act;
@@ -456,13 +461,16 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
     int widest = std::max(c->actor.add(aw, (int)la, offsets, b), c->q[0].add(cw, (int)lc, offsets + 2 * la, b));
     c->q[1].add(cw, (int)lc, offsets + 2 * (la + lc), b);
     c->x.resize(b * c->in);
-    c->dx.resize(b * c->in);
     c->dx_sum.resize(b * c->in);
-    for (std::vector<float>* v : {&c->y, &c->qv[0], &c->qv[1], &c->dq, &c->log_prob}) {
+    for (int k = 0; k < 2; k++) {
+        c->dx[k].resize(b * c->in);
+        c->dq[k].resize(b);
+        c->gh[k].resize(b * widest);
+        c->gh2[k].resize(b * widest);
+    }
+    for (std::vector<float>* v : {&c->y, &c->qv[0], &c->qv[1], &c->log_prob}) {
         v->resize(b);
     }
-    c->gh.resize(b * widest);
-    c->gh2.resize(b * widest);
     c->a.resize(b * c->act);
     c->log_sigma.resize(b * c->act);
     c->dout.resize(b * aw[la]);
@@ -471,6 +479,17 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
 
 inline void ac_free(const int64_t handle) {
     delete reinterpret_cast<ac_detail::AC*>(handle);
+}
+
+/** Runs the twin critics' halves on two threads (a helper thread of this update's own) when threads is 2, else on one. */
+inline void ac_threads(const int64_t handle, const int threads) {
+    ac_detail::AC& c = *reinterpret_cast<ac_detail::AC*>(handle);
+    if (2 == threads && nullptr == c.helper) {
+        c.helper = new Helper();
+    } else if (2 != threads && nullptr != c.helper) {
+        delete c.helper;
+        c.helper = nullptr;
+    }
 }
 
 /**

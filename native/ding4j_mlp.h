@@ -5,6 +5,7 @@
 #ifndef DING4J_MLP_H
 #define DING4J_MLP_H
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 #include <vector>

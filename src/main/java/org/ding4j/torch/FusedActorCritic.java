@@ -343,6 +343,30 @@ public final class FusedActorCritic implements AutoCloseable
         field.set(optimizer.config(), optimizer.countNativeStep("FusedActorCritic"));
     }
 
+    /**
+     * Runs each update's twin-critic halves (both target critics' forwards, both critics' forward and backward, SAC's
+     * actor loss through both) on two threads: the caller's and a native helper thread this update owns, which spins
+     * for 0.5 ms after a half for the next (updates come that often while training) and then sleeps, and ends with
+     * {@link #close()}. The results are the same bits as on one thread. Both threads call OpenBLAS at once, so keep
+     * OpenBLAS itself at one thread.
+     *
+     * @param threads 1 (the default) or 2
+     * @throws IllegalArgumentException for another count
+     * @throws IllegalStateException if closed
+     */
+    public void threads(final int threads)
+    {
+        if (1 != threads && 2 != threads)
+        {
+            throw new IllegalArgumentException("FusedActorCritic: threads: expected 1 or 2, got " + threads);
+        }
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedActorCritic is closed");
+        }
+        NativeKernels.ac_threads(handle, threads);
+    }
+
     /** @return the last update's twin critic loss (sum of the two MSEs) */
     public double criticLoss()
     {

@@ -62,6 +62,9 @@ final class NativeKernels
 
     static native void ac_free(long handle);
 
+    /** threads 2: the twin critics' halves on a helper thread of the update's own; else on the caller's alone. */
+    static native void ac_threads(long handle, int threads);
+
     /** stage 0: the whole update; 1, 2, 3: its stages, gradients averaged across ranks between them. */
     static native void ac_update(long handle, @Const AcArgs args, AcStats stats, int stage);
 

@@ -49,6 +49,10 @@ public class ActorCriticUpdateBenchmark
     @Param({"shipped", "dizoo"})
     public String nets;
 
+    /** The fused update's threads: 2 puts the twin critics' halves on the second core ({@code update_threads}). */
+    @Param({"1"})
+    public int threads;
+
     private int b;
     private static final int OBS = 3;
     private static final int ACT = 1;
@@ -83,6 +87,7 @@ public class ActorCriticUpdateBenchmark
             0.005, 1e-3, 1e-3);
         policy = td3 ? new Td3Policy(new Td3Policy.Settings(settings, 2, 0.1, 0.5, 0.1), 1)
             : new SacPolicy(new SacPolicy.Settings(settings, true, 0.2, 3e-4), 1);
+        policy.updateThreads(threads);
         policy.fusedUpdate("fused".equals(update));
         policy.registerLogVars(sink);
         batch = new ControlBatch(b, OBS, ACT);

@@ -112,6 +112,8 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
     final long[] actorSizes;
     /** The native fused update when enabled, else null: libtorch autograd runs the update. */
     FusedActorCritic fused;
+    /** The fused update's threads (1 or 2). */
+    private int updateThreads = 1;
     private ControlBatch boundBatch;
     private FusedActorCritic.Batch binding;
     private boolean freshOptimizer;
@@ -231,6 +233,26 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         if (enable)
         {
             fused = newFused();
+            fused.threads(updateThreads);
+        }
+    }
+
+    /**
+     * How many threads the fused update runs on: 2 puts the twin critics' halves on a second core (a native helper
+     * thread, see {@link FusedActorCritic#threads}); the results are the same bits ({@code policy.learn.update_threads}).
+     *
+     * @param threads 1 or 2
+     */
+    public final void updateThreads(final int threads)
+    {
+        if (1 != threads && 2 != threads)
+        {
+            throw new IllegalArgumentException("update_threads: expected 1 or 2, got " + threads);
+        }
+        updateThreads = threads;
+        if (null != fused)
+        {
+            fused.threads(threads);
         }
     }
 

@@ -82,7 +82,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             .rule("policy.model.critic_head_layer_num", ValueRule.integerIn(0, 64))
             .rule("policy.random_collect_size", ValueRule.integerIn(0, Integer.MAX_VALUE))
             .rule("policy.learn.discount_factor", ActorCriticAlgorithm::unitInterval)
-            .rule("policy.learn.target_theta", ActorCriticAlgorithm::unitInterval);
+            .rule("policy.learn.target_theta", ActorCriticAlgorithm::unitInterval)
+            .rule("policy.learn.update_threads", ValueRule.integerIn(1, 2));
         if ("td3".equals(name))
         {
             schema.rule("policy.learn.learning_rate_actor", ValueRule.LEARNING_RATE)
@@ -256,6 +257,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                 batch = newBatch();
                 made.add(batch);
                 policy.allowFreshOptimizer(cfg.getBoolean("policy.learn.fresh_optimizer_on_resume"));
+                policy.updateThreads(cfg.getInt("policy.learn.update_threads"));
                 policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
                 buffer = new TransitionBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"),
                     policy.obsWidth(), policy.actionWidth(), rankSeed + 3);

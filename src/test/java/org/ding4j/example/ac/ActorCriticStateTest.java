@@ -79,6 +79,50 @@ class ActorCriticStateTest
     }
 
     /**
+     * The twin critics on two threads ({@code update_threads: 2}) write the same bits as on one: 60 updates on the same
+     * batches, then every net, target, optimizer state and statistic compared exactly (a hung helper fails the test
+     * instead of the suite).
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"td3", "sac"})
+    void twoThreadsShouldUpdateBitForBitAsOne(final String kind)
+    {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(120), () ->
+        {
+            final long[] h = {32, 32};
+            try (ActorCritic one = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+                ActorCritic two = FusedActorCriticTest.policy(kind, h, h, true, 32, 2, 3);
+                ControlBatch batch = new ControlBatch(32, 3, 2))
+            {
+                one.fusedUpdate(true);
+                two.updateThreads(2);
+                two.fusedUpdate(true);
+                final SplittableRandom random = new SplittableRandom(12);
+                for (int u = 0; u < 60; u++)
+                {
+                    FusedActorCriticTest.fill(batch, random);
+                    one.forward(batch, LogSink.discard());
+                    two.forward(batch, LogSink.discard());
+                    assertEquals(one.fused.criticLoss(), two.fused.criticLoss(), 0.0, "critic loss at " + u);
+                    assertEquals(one.fused.actorLoss(), two.fused.actorLoss(), 0.0, "actor loss at " + u);
+                }
+                assertTrue(one.actorParameters().group(0).values().equal(two.actorParameters().group(0).values()),
+                    "actor");
+                assertTrue(one.criticParameters().group(0).values().equal(two.criticParameters().group(0).values()),
+                    "critic");
+                assertTrue(one.criticTargetParameters().group(0).values().equal(
+                    two.criticTargetParameters().group(0).values()), "critic target");
+                two.updateThreads(1);
+                FusedActorCriticTest.fill(batch, random);
+                one.forward(batch, LogSink.discard());
+                two.forward(batch, LogSink.discard());
+                assertTrue(one.criticParameters().group(0).values().equal(two.criticParameters().group(0).values()),
+                    "back on one thread");
+            }
+        });
+    }
+
+    /**
      * A data-parallel run reduces each gradient between the fused kernel's stages: with reducers that leave the
      * gradients as they are, the staged update must be the single call bit for bit, each reducer called once per
      * step of its optimizer (TD3's actor every second update).
