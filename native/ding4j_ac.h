@@ -483,13 +483,7 @@ inline void ac_free(const int64_t handle) {
 
 /** Runs the twin critics' halves on two threads (a helper thread of this update's own) when threads is 2, else on one. */
 inline void ac_threads(const int64_t handle, const int threads) {
-    ac_detail::AC& c = *reinterpret_cast<ac_detail::AC*>(handle);
-    if (2 == threads && nullptr == c.helper) {
-        c.helper = new Helper();
-    } else if (2 != threads && nullptr != c.helper) {
-        delete c.helper;
-        c.helper = nullptr;
-    }
+    set_threads(reinterpret_cast<ac_detail::AC*>(handle)->helper, threads);
 }
 
 /**

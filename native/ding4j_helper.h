@@ -105,6 +105,16 @@ inline void both(Helper* helper, F&& f) {
     }
 }
 
+/** Makes the helper when threads is 2 (if there is none yet), ends it otherwise. */
+inline void set_threads(Helper*& helper, const int threads) {
+    if (2 == threads && nullptr == helper) {
+        helper = new Helper();
+    } else if (2 != threads && nullptr != helper) {
+        delete helper;
+        helper = nullptr;
+    }
+}
+
 }  // namespace ding4j
 
 #endif  // DING4J_HELPER_H

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "ding4j_helper.h"
 #include "ding4j_mlp.h"
 
 namespace ding4j {
@@ -91,7 +92,9 @@ struct PPO {
     std::vector<float> x, a, old_logp, old_v, ret, adv;  // the minibatch's rows
     std::vector<float> dout;  // [B, act] dL/dactor output
     std::vector<float> dv;    // [B] dL/dvalue
-    std::vector<float> gh, gh2;
+    std::vector<float> gh[2], gh2[2];  // the actor's (0) and the critic's (1): they may run on two threads at once
+    Helper* helper = nullptr;          // the second thread for the critic's half, or none
+    ~PPO() { delete helper; }
     std::vector<float> z;     // [B, act] Gaussian: (a - mu) / sigma
 };
 
@@ -156,8 +159,12 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
     if (s.adv_norm) {
         normalise(p);
     }
-    const float* out = mlp_model::forward(p.ops, p.actor, params, p.x.data(), B);
-    const float* v = mlp_model::forward(p.ops, p.critic, params, p.x.data(), B);
+    // The actor's forward (0) and the critic's (1) are independent: two threads when there is a helper.
+    both(p.helper, [&](const int k) {
+        mlp_model::forward(p.ops, 0 == k ? p.actor : p.critic, params, p.x.data(), B);
+    });
+    const float* out = p.actor.out.back().data();
+    const float* v = p.critic.out.back().data();
     const float eps = (float)s.clip_ratio;
     const float lo = (float)(1.0 - s.clip_ratio);
     const float hi = (float)(1.0 + s.clip_ratio);
@@ -255,10 +262,10 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
             }
         }
     }
-    mlp_model::backward(p.ops, p.actor, params, grads, p.x.data(), p.dout.data(), nullptr, B, p.gh.data(),
-        p.gh2.data());
-    mlp_model::backward(p.ops, p.critic, params, grads, p.x.data(), p.dv.data(), nullptr, B, p.gh.data(),
-        p.gh2.data());
+    both(p.helper, [&](const int k) {
+        mlp_model::backward(p.ops, 0 == k ? p.actor : p.critic, params, grads, p.x.data(),
+            0 == k ? p.dout.data() : p.dv.data(), nullptr, B, p.gh[k].data(), p.gh2[k].data());
+    });
     const double policy_loss = pg / B;
     const double value_loss = 0.5 * vl / B;
     const double entropy = p.discrete ? ent / B : ent;
@@ -332,9 +339,17 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
     }
     p->dout.resize(b * p->act);
     p->z.resize(b * p->act);
-    p->gh.resize(b * widest);
-    p->gh2.resize(b * widest);
+    for (int k = 0; k < 2; k++) {
+        p->gh[k].resize(b * widest);
+        p->gh2[k].resize(b * widest);
+    }
     return reinterpret_cast<int64_t>(p);
+}
+
+/** Runs the actor's and the critic's forward and backward on two threads (a helper of the update's own) when threads
+ * is 2, else on one. */
+inline void ppo_threads(const int64_t handle, const int threads) {
+    set_threads(reinterpret_cast<ppo_detail::PPO*>(handle)->helper, threads);
 }
 
 inline void ppo_free(const int64_t handle) {

@@ -407,6 +407,28 @@ public final class FusedPpo implements AutoCloseable
         }
     }
 
+    /**
+     * Runs each minibatch's actor and critic halves (their forwards and backwards) on two threads: the caller's and a
+     * native helper thread this update owns, which spins for 0.5 ms after a half for the next and then sleeps, and
+     * ends with {@link #close()}. The results are the same bits as on one thread. Keep OpenBLAS itself at one thread.
+     *
+     * @param threads 1 (the default) or 2
+     * @throws IllegalArgumentException for another count
+     * @throws IllegalStateException if closed
+     */
+    public void threads(final int threads)
+    {
+        if (1 != threads && 2 != threads)
+        {
+            throw new IllegalArgumentException("FusedPpo: threads: expected 1 or 2, got " + threads);
+        }
+        if (0 == handle)
+        {
+            throw new IllegalStateException("FusedPpo is closed");
+        }
+        NativeKernels.ppo_threads(handle, threads);
+    }
+
     /** {@link #gae}'s flag of a step that ended its episode (terminated or truncated). */
     public static final byte ENDED = 1;
     /** {@link #gae}'s flag of a step that ended its episode in a terminal state (set with {@link #ENDED}). */

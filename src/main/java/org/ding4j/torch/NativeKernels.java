@@ -72,6 +72,9 @@ final class NativeKernels
 
     static native void ppo_free(long handle);
 
+    /** threads 2: the critic's forward and backward on a helper thread of the update's own; else the caller's alone. */
+    static native void ppo_threads(long handle, int threads);
+
     /** Minibatches first..last-1; stage 0: each whole; 1, 2: one minibatch's gradients, then its step. */
     static native void ppo_update(long handle, @Const PpoArgs args, PpoStats stats, long first, long last, int stage);
 

@@ -46,6 +46,10 @@ public class PpoUpdateBenchmark
     @Param({"fused", "libtorch", "gemm"})
     public String update;
 
+    /** The fused update's threads: 2 puts each minibatch's critic half on the second core ({@code update_threads}). */
+    @Param({"1"})
+    public int threads;
+
     private static final int H = 64;
 
     private final LogSink sink = LogSink.discard();
@@ -80,6 +84,7 @@ public class PpoUpdateBenchmark
         torch.manual_seed(0);
         policy = new PpoPolicy(new PpoPolicy.Settings(obs, act, discrete, new long[] {H, H}, mb, epochs, 1e-3, 0.2,
             false, 0.5, discrete ? 0.01 : 0.0, true, 0.5, "fused".equals(update)), 1);
+        policy.updateThreads(threads);
         policy.registerLogVars(sink);
         final int width = discrete ? 1 : act;
         batch = new PpoBatch(rows, obs, width);

@@ -76,6 +76,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             .rule("policy.learn.value_weight", nonNegative)
             .rule("policy.learn.entropy_weight", nonNegative)
             .rule("policy.learn.grad_clip", nonNegative)
+            .rule("policy.learn.update_threads", ValueRule.integerIn(1, 2))
             .rule("policy.learn.discount_factor", unit)
             .rule("policy.learn.gae_lambda", unit)
             .rule("pipeline.mode", v -> "serial".equals(v) ? null
@@ -236,6 +237,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             {
                 policy = new PpoPolicy(settings(cfg), rankSeed + 7);
                 made.add(policy);
+                policy.updateThreads(cfg.getInt("policy.learn.update_threads"));
                 final VectorEnv envs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
                 made.add(envs);
                 envs.reset(rankSeed);

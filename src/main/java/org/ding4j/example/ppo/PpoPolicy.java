@@ -194,6 +194,25 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         return params;
     }
 
+    /**
+     * How many threads the fused update runs on: 2 puts the critic's half of each minibatch on a second core (a native
+     * helper thread, see {@link FusedPpo#threads}); the results are the same bits ({@code policy.learn.update_threads}).
+     * The autograd path ignores it.
+     *
+     * @param threads 1 or 2
+     */
+    public void updateThreads(final int threads)
+    {
+        if (1 != threads && 2 != threads)
+        {
+            throw new IllegalArgumentException("update_threads: expected 1 or 2, got " + threads);
+        }
+        if (null != fused)
+        {
+            fused.threads(threads);
+        }
+    }
+
     /** @return the actor's plan for {@link PackedMlp}'s forward (its layers' offsets in {@link #parameters()}) */
     public PackedMlp actorPlan()
     {

@@ -265,6 +265,35 @@ class FusedPpoTest
         }
     }
 
+    /** The actor's and the critic's halves on two threads write the same bits as on one. */
+    @ParameterizedTest(name = "discrete {0}")
+    @CsvSource({"true", "false"})
+    void twoThreadsShouldUpdateBitForBitAsOne(final boolean discrete)
+    {
+        org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(java.time.Duration.ofSeconds(120), () ->
+        {
+            final long[] h = {32, 32};
+            try (PpoPolicy one = policy(discrete, h, true, 0.5, true, 6);
+                PpoPolicy two = policy(discrete, h, true, 0.5, true, 6))
+            {
+                two.updateThreads(2);
+                final SplittableRandom a = new SplittableRandom(7);
+                final SplittableRandom b = new SplittableRandom(7);
+                for (int round = 0; round < 3; round++)
+                {
+                    try (PpoBatch x = rollout(discrete, a); PpoBatch y = rollout(discrete, b))
+                    {
+                        one.forward(x, LogSink.discard());
+                        two.forward(y, LogSink.discard());
+                    }
+                }
+                assertTrue(one.parameters().group(0).values().equal(two.parameters().group(0).values()),
+                    "bit-identical");
+                two.updateThreads(1);
+            }
+        });
+    }
+
     /** A stored discrete action that is not an action is refused with its row, before any gradient is computed. */
     @Test
     void aDiscreteActionOutsideTheSpaceShouldBeRefusedByRow()
