@@ -282,7 +282,8 @@ inline void td3(AC& c, const Args& args, Stats& stats, const int stage) {
         critic_grads(c, args, stats);
     }
     if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
-        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq, critic_numel(c));
+        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq,
+            critic_numel(c));
         if (actor_turn) {
             // actor loss = -mean(Q1(s, tanh(actor(s)))), through the updated critic into the actor only.
             const float* actor = reinterpret_cast<const float*>(args.actor);
@@ -411,7 +412,8 @@ inline void sac(AC& c, const Args& args, Stats& stats, const int stage) {
         critic_grads(c, args, stats);
     }
     if (STAGE_ALL == stage || STAGE_ACTOR_GRADS == stage) {
-        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq, critic_numel(c));
+        adam(args.critic_adam, args.critic, args.critic_grad, args.critic_exp_avg, args.critic_exp_avg_sq,
+            critic_numel(c));
         sac_actor_grads(c, args, stats, alpha);
     }
     if (STAGE_ALL == stage || STAGE_STEPS == stage) {
@@ -481,7 +483,7 @@ inline void ac_free(const int64_t handle) {
     delete reinterpret_cast<ac_detail::AC*>(handle);
 }
 
-/** Runs the twin critics' halves on two threads (a helper thread of this update's own) when threads is 2, else on one. */
+/** Runs the twin critics' halves on two threads (a helper of the update's own) when threads is 2, else on one. */
 inline void ac_threads(const int64_t handle, const int threads) {
     set_threads(reinterpret_cast<ac_detail::AC*>(handle)->helper, threads);
 }

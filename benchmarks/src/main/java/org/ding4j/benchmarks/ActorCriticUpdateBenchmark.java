@@ -26,10 +26,11 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * One TD3 or SAC update on the shipped Pendulum nets ({@code nets=shipped}: 64-wide actor and critics, batch 64) or
- * DI-engine's ({@code dizoo}: TD3 64-wide, SAC 128-wide, batch 128), one libtorch and one OpenBLAS thread: {@code fused} (one native call: {@code FusedActorCritic}), {@code libtorch}
- * (autograd, operator by operator) and {@code gemm}, the update's {@code cblas_sgemm} calls alone at the same shapes
- * (TD3: 25 per update plus 14 every second one, as its actor is delayed; SAC: 45), the floor for this BLAS on one
- * core. Each fork prints its update's matrix-product FLOPs ({@code FLOP per update}), for GFLOP/s.
+ * DI-engine's ({@code dizoo}: TD3 64-wide, SAC 128-wide, batch 128), one libtorch and one OpenBLAS thread:
+ * {@code fused} (one native call: {@code FusedActorCritic}; {@code -p threads=2} its twin critics on two threads),
+ * {@code libtorch} (autograd, operator by operator) and {@code gemm}, the update's {@code cblas_sgemm} calls alone at
+ * the same shapes (TD3: 25 per update plus 14 every second one, as its actor is delayed; SAC: 45), the floor for this
+ * BLAS on one core. Each fork prints its update's matrix-product FLOPs ({@code FLOP per update}), for GFLOP/s.
  */
 @State(Scope.Thread)
 @BenchmarkMode(Mode.SampleTime)

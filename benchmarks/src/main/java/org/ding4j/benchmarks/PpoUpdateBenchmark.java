@@ -25,8 +25,9 @@ import org.openjdk.jmh.annotations.Warmup;
 /**
  * One PPO training call on a rollout (every epoch's minibatches) at the shipped configs' shapes, one libtorch and one
  * OpenBLAS thread: {@code head=categorical} is {@code examples/cartpole_ppo.yaml} (4-64-64-2 actor, 4-64-64-1
- * critic, 512 rows, 4 epochs of 128: 16 minibatches), {@code gaussian} is {@code examples/pendulum_ppo.yaml} (3-64-64-1,
- * 4096 rows, 10 epochs of 64: 640 minibatches). {@code fused}: {@code FusedPpo}'s one native call; {@code libtorch}:
+ * critic, 512 rows, 4 epochs of 128: 16 minibatches), {@code gaussian} is {@code examples/pendulum_ppo.yaml}
+ * (3-64-64-1, 4096 rows, 10 epochs of 64: 640 minibatches). {@code fused}: {@code FusedPpo}'s one native call
+ * ({@code -p threads=2}: each minibatch's critic half on a second thread); {@code libtorch}:
  * autograd, minibatch by minibatch; {@code gemm}: the minibatches' {@code cblas_sgemm} calls alone at the same shapes
  * (16 per minibatch: 6 forward, 6 weight gradients, 4 input gradients), the floor for this BLAS on one core. Divide a
  * call's time by its minibatches for the cost of one; each fork prints both counts and the FLOPs.

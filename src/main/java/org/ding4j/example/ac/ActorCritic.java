@@ -239,7 +239,8 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
 
     /**
      * How many threads the fused update runs on: 2 puts the twin critics' halves on a second core (a native helper
-     * thread, see {@link FusedActorCritic#threads}); the results are the same bits ({@code policy.learn.update_threads}).
+     * thread, see {@link FusedActorCritic#threads}); the results are the same bits
+     * ({@code policy.learn.update_threads}).
      *
      * @param threads 1 or 2
      */

@@ -52,7 +52,8 @@ public final class PpoBatch implements AutoCloseable
      * @param advantageRows advantages
      * @param returnRows    returns
      */
-    public void fill(final float[] obsRows, final float[] actionRows, final float[] logProbRows, final float[] valueRows,
+    public void fill(final float[] obsRows, final float[] actionRows, final float[] logProbRows,
+        final float[] valueRows,
         final float[] advantageRows, final float[] returnRows)
     {
         new FloatPointer(obs.data_ptr()).put(obsRows, 0, rows * obsWidth);

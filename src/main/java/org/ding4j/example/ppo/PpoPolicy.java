@@ -196,7 +196,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
 
     /**
      * How many threads the fused update runs on: 2 puts the critic's half of each minibatch on a second core (a native
-     * helper thread, see {@link FusedPpo#threads}); the results are the same bits ({@code policy.learn.update_threads}).
+     * helper thread, see {@link FusedPpo#threads}); the results are the same bits
+     * ({@code policy.learn.update_threads}).
      * The autograd path ignores it.
      *
      * @param threads 1 or 2

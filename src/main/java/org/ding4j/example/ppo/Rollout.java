@@ -14,10 +14,10 @@ import org.ding4j.torch.FusedPpo;
 /**
  * PPO's on-policy data: {@link #collect} runs {@code n_sample / envs} steps of every env with the current policy
  * (sampled actions, their log-probabilities, the values), and {@link #sample} hands the whole rollout to the update
- * once, with GAE(lambda) advantages and returns ({@link FusedPpo#gae}, native); the next collect starts a fresh one. A terminated episode bootstraps
- * from nothing; a truncated one (a time limit) from the value of its final observation; the rollout's last step from
- * the value of the observation that follows it. A non-finite reward or observation is refused with its env's index.
- * Not thread-safe: the learner's thread.
+ * once, with GAE(lambda) advantages and returns ({@link FusedPpo#gae}, native); the next collect starts a fresh one.
+ * A terminated episode bootstraps from nothing; a truncated one (a time limit) from the value of its final
+ * observation; the rollout's last step from the value of the observation that follows it. A non-finite reward or
+ * observation is refused with its env's index. Not thread-safe: the learner's thread.
  */
 final class Rollout implements Replay<PpoBatch>, AutoCloseable
 {
