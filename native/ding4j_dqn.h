@@ -34,6 +34,16 @@ using layer::linear_backward;
 using layer::sgemm_t;
 using layer::sizes_ok;
 
+/**
+ * What an update leaves for the log, by name (Java reads the fields through JavaCPP: NativeKernels.DqnStats): the
+ * loss, and for DQN the mean Q and the mean target-net Q at the next observations.
+ */
+struct Stats {
+    double loss = 0.0;
+    double q = 0.0;
+    double target_q = 0.0;
+};
+
 /** A DQN Q-network (or a plain MLP for mlp_step): its layers, the GEMM and activation, and its workspace. */
 struct Net : layer::Ops {
     int batch;
@@ -251,7 +261,7 @@ inline int32_t dqn_update_begin(const int64_t handle, const int64_t params_addre
     const float* ret = reinterpret_cast<const float*>(return_address);
     const float* bootstrap = reinterpret_cast<const float*>(bootstrap_address);
     const float* weight = reinterpret_cast<const float*>(weight_address);
-    double* stats = reinterpret_cast<double*>(stats_address);
+    Stats& stats = *reinterpret_cast<Stats*>(stats_address);
     float* td_out = reinterpret_cast<float*>(td_address);
     const int b = n.batch;
     const int na = n.actions;
@@ -308,9 +318,9 @@ inline int32_t dqn_update_begin(const int64_t handle, const int64_t params_addre
         }
         dq[(int64_t)i * na + action[i]] = grad * weight[i] * inv_b;
     }
-    stats[0] = loss / b;
-    stats[1] = q_sum / ((double)b * na);
-    stats[2] = target_sum / ((double)b * na);
+    stats.loss = loss / b;
+    stats.q = q_sum / ((double)b * na);
+    stats.target_q = target_sum / ((double)b * na);
 
     if (n.dueling) {
         // Q = V + A - mean(A): dV = sum_k dQ, dA = dQ - mean_k dQ.
@@ -406,8 +416,8 @@ inline int32_t backward_stages(const int64_t handle) {
 }
 
 /**
- * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); stats
- * [loss, mean Q, mean target-net Q at the next observations] into stats_address (3 doubles), |TD error| per sample
+ * One DQN update's forward and backward: gradients written into grads (overwritten, as after zero_grad); its
+ * dqn_detail::Stats (loss, mean Q, mean target-net Q at the next observations) at stats_address, |TD error| per sample
  * into td_address (floats). Double DQN: the online net picks the next action, the target net values it.
  * Every action is checked to lie in [0, actions) before anything is read through it or written: the first that
  * does not is stored as [index, value] into error_address (2 int64) and -1 returned, with nothing else written.
@@ -508,7 +518,7 @@ inline void mlp_step_begin(const int64_t handle, const int64_t params_address, c
         }
         loss += (double)w * row;
     }
-    reinterpret_cast<double*>(stats_address)[0] = loss / (double)count;
+    reinterpret_cast<dqn_detail::Stats*>(stats_address)->loss = loss / (double)count;
     n.cur_params = params;
     n.cur_grads = grads;
     n.cur_input = x;
@@ -516,8 +526,8 @@ inline void mlp_step_begin(const int64_t handle, const int64_t params_address, c
 }
 
 /**
- * One step's forward and backward: gradients written into grads, the loss into stats[0]. weight_address: one
- * float per sample multiplying its terms, or 0 for none. mlp_step_begin and then, when backward is not 0, every
+ * One step's forward and backward: gradients written into grads, the loss into the dqn_detail::Stats at
+ * stats_address. weight_address: one float per sample multiplying its terms, or 0 for none. mlp_step_begin and then, when backward is not 0, every
  * backward_stage; with backward 0 the caller runs the stages.
  */
 inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,

@@ -2,7 +2,6 @@ package org.ding4j.torch;
 
 import java.util.Objects;
 
-import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
@@ -33,7 +32,7 @@ public final class FusedDqnUpdate implements AutoCloseable
     private final long parameterCount;
     /** The online net's values and gradients and the target net's values: checked before each call. */
     private final Binding nets;
-    private final DoublePointer stats;
+    private final NativeKernels.DqnStats stats;
     /** Where the native update reports an out-of-range action: [index, value]. */
     private final LongPointer error;
     private final FusedNetHandle kernel;
@@ -102,7 +101,7 @@ public final class FusedDqnUpdate implements AutoCloseable
         this.nets = new Binding(this, "FusedDqnUpdate", new String[] {"the online net's parameters",
             "the online net's gradients", "the target net's parameters"}, values, online.group(0).grads(),
             targetValues);
-        this.stats = natives.own(new DoublePointer(3));
+        this.stats = natives.own(new NativeKernels.DqnStats());
         this.error = natives.own(new LongPointer(2));
         final long[] dims = new long[hidden.length + 6];
         dims[0] = hidden.length;
@@ -292,19 +291,19 @@ public final class FusedDqnUpdate implements AutoCloseable
     /** @return the last update's loss (weighted mean) */
     public double loss()
     {
-        return stats.get(0);
+        return stats.loss();
     }
 
     /** @return the last update's mean online Q-value over the batch and actions */
     public double qMean()
     {
-        return stats.get(1);
+        return stats.q();
     }
 
     /** @return the last update's mean target-net Q-value at the next observations */
     public double targetQMean()
     {
-        return stats.get(2);
+        return stats.target_q();
     }
 
     @Override

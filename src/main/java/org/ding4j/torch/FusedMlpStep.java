@@ -3,7 +3,6 @@ package org.ding4j.torch;
 import java.util.List;
 import java.util.Objects;
 
-import org.bytedeco.javacpp.DoublePointer;
 import org.bytedeco.javacpp.LongPointer;
 import org.bytedeco.pytorch.Tensor;
 
@@ -21,7 +20,7 @@ public final class FusedMlpStep implements AutoCloseable
     private final int batch;
     /** The MLP's values and gradients: checked before each call. */
     private final Binding net;
-    private final DoublePointer stats;
+    private final NativeKernels.DqnStats stats;
     private final FusedNetHandle kernel;
     /** The MLP's parameters, told to a reducer that overlaps backward. */
     private final FlatParameters params;
@@ -99,7 +98,7 @@ public final class FusedMlpStep implements AutoCloseable
         dims[layers + 4] = loss.ordinal();
         this.net = new Binding(this, "FusedMlpStep", new String[] {"the MLP's parameters", "the MLP's gradients"},
             values, params.group(0).grads());
-        this.stats = natives.own(new DoublePointer(1));
+        this.stats = natives.own(new NativeKernels.DqnStats());
         try (LongPointer d = new LongPointer(dims); LongPointer o = new LongPointer(offsets))
         {
             kernel = new FusedNetHandle("FusedMlpStep",
@@ -182,7 +181,7 @@ public final class FusedMlpStep implements AutoCloseable
         {
             kernel.backwardInStages(reducer, params);
         }
-        return stats.get(0);
+        return stats.loss();
     }
 
     @Override

@@ -422,4 +422,30 @@ final class NativeKernels
         @MemberGetter
         native double log_prob();
     }
+
+    /** {@code ding4j::dqn_detail::Stats}: what a DQN update or an MLP step leaves for the log, read by name. */
+    @Name("dqn_detail::Stats")
+    static final class DqnStats extends Pointer
+    {
+        static
+        {
+            Natives.load();
+        }
+
+        DqnStats()
+        {
+            allocate();
+        }
+
+        private native void allocate();
+
+        @MemberGetter
+        native double loss();
+
+        @MemberGetter
+        native double q();
+
+        @MemberGetter
+        native double target_q();
+    }
 }
