@@ -112,6 +112,28 @@ final class Checks
     }
 
     /**
+     * A batch tensor a fused kernel reads by address: contiguous CPU float32 of {@code [rows]} (width 0) or
+     * {@code [rows, width]}.
+     *
+     * @param who   the fused update, for the message
+     * @param t     the tensor
+     * @param name  its name, for the message
+     * @param rows  the rows it must have
+     * @param width 0 for a vector, else the columns it must have
+     * @throws IllegalArgumentException naming the tensor, the shape it needs and what it is
+     */
+    static void floatRows(final String who, final Tensor t, final String name, final long rows, final long width)
+    {
+        if (null == t || t.isNull() || t.is_cuda() || !t.is_contiguous() || !isFloat32(t)
+            || (0 == width ? 1 != t.dim() : 2 != t.dim() || t.size(1) != width) || t.size(0) != rows)
+        {
+            throw new IllegalArgumentException(who + ": " + name + " must be a contiguous CPU float32 tensor of ["
+                + rows + (0 == width ? "" : ", " + width) + "], got " + (null == t ? "none" : t.isNull()
+                ? "a closed tensor" : describe(t)));
+        }
+    }
+
+    /**
      * The offsets of weight and bias of each layer of the net under {@code prefix}, each parameter's shape checked
      * against the widths ({@code Mlp}'s names: {@code 0.weight}, {@code 0.bias}, {@code 2.weight}, ...).
      */

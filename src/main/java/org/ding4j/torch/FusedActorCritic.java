@@ -246,32 +246,21 @@ public final class FusedActorCritic implements AutoCloseable
     public Batch bind(final Tensor obsT, final Tensor action, final Tensor reward, final Tensor nextObs,
         final Tensor notDone, final Tensor noise, final Tensor noise2)
     {
-        check(obsT, "obs", obs);
-        check(action, "action", act);
-        check(reward, "reward", 0);
-        check(nextObs, "next_obs", obs);
-        check(notDone, "not_done", 0);
-        check(noise, "noise", act);
+        Checks.floatRows("FusedActorCritic", obsT, "obs", batch, obs);
+        Checks.floatRows("FusedActorCritic", action, "action", batch, act);
+        Checks.floatRows("FusedActorCritic", reward, "reward", batch, 0);
+        Checks.floatRows("FusedActorCritic", nextObs, "next_obs", batch, obs);
+        Checks.floatRows("FusedActorCritic", notDone, "not_done", batch, 0);
+        Checks.floatRows("FusedActorCritic", noise, "noise", batch, act);
         if (Kind.SAC == kind)
         {
-            check(noise2, "noise2", act);
+            Checks.floatRows("FusedActorCritic", noise2, "noise2", batch, act);
         }
         else if (null != noise2)
         {
             throw new IllegalArgumentException("FusedActorCritic: TD3 takes one noise tensor, got noise2 too");
         }
         return new Batch(this, obsT, action, reward, nextObs, notDone, noise, noise2);
-    }
-
-    private void check(final Tensor t, final String name, final long width)
-    {
-        if (null == t || t.isNull() || t.is_cuda() || !t.is_contiguous() || !Checks.isFloat32(t)
-            || (0 == width ? 1 != t.dim() : 2 != t.dim() || t.size(1) != width) || t.size(0) != batch)
-        {
-            throw new IllegalArgumentException("FusedActorCritic: " + name + " must be a contiguous CPU float32 "
-                + "tensor of [" + batch + (0 == width ? "" : ", " + width) + "], got " + (null == t || t.isNull()
-                ? "none" : Checks.describe(t)));
-        }
     }
 
     /**

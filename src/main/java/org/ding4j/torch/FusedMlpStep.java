@@ -126,25 +126,13 @@ public final class FusedMlpStep implements AutoCloseable
      */
     public Batch bind(final Tensor x, final Tensor y, final Tensor weight)
     {
-        check(x, "inputs", sizes[0]);
-        check(y, "targets", sizes[sizes.length - 1]);
+        Checks.floatRows("FusedMlpStep", x, "inputs", batch, sizes[0]);
+        Checks.floatRows("FusedMlpStep", y, "targets", batch, sizes[sizes.length - 1]);
         if (null != weight)
         {
-            check(weight, "weights", 0);
+            Checks.floatRows("FusedMlpStep", weight, "weights", batch, 0);
         }
         return new Batch(this, x, y, weight);
-    }
-
-    /** width 0: a vector of the batch size. */
-    private void check(final Tensor t, final String name, final long width)
-    {
-        if (t.isNull() || t.is_cuda() || !t.is_contiguous() || (0 == width ? 1 != t.dim()
-            : 2 != t.dim() || t.size(1) != width) || t.size(0) != batch || !Checks.isFloat32(t))
-        {
-            throw new IllegalArgumentException("FusedMlpStep: " + name + " must be a contiguous CPU float32 tensor of ["
-                + batch + (0 == width ? "" : ", " + width) + "], got " + (t.isNull() ? "a closed tensor"
-                : Checks.describe(t)));
-        }
     }
 
     /**

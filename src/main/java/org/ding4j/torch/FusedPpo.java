@@ -249,24 +249,13 @@ public final class FusedPpo implements AutoCloseable
             throw new IllegalArgumentException("FusedPpo: obs must have whole minibatches of " + layout.minibatch()
                 + " rows, got " + (null == obs || obs.isNull() ? "none" : Checks.describe(obs)));
         }
-        check(obs, "obs", rows, layout.obs());
-        check(actions, "actions", rows, layout.discrete() ? 1 : layout.actions());
-        check(logProbs, "log_probs", rows, 0);
-        check(values, "values", rows, 0);
-        check(advantages, "advantages", rows, 0);
-        check(returns, "returns", rows, 0);
+        Checks.floatRows("FusedPpo", obs, "obs", rows, layout.obs());
+        Checks.floatRows("FusedPpo", actions, "actions", rows, layout.discrete() ? 1 : layout.actions());
+        Checks.floatRows("FusedPpo", logProbs, "log_probs", rows, 0);
+        Checks.floatRows("FusedPpo", values, "values", rows, 0);
+        Checks.floatRows("FusedPpo", advantages, "advantages", rows, 0);
+        Checks.floatRows("FusedPpo", returns, "returns", rows, 0);
         return new Data(this, (int)rows, obs, actions, logProbs, values, advantages, returns);
-    }
-
-    private static void check(final Tensor t, final String name, final long rows, final long width)
-    {
-        if (null == t || t.isNull() || t.is_cuda() || !t.is_contiguous() || !Checks.isFloat32(t)
-            || (0 == width ? 1 != t.dim() : 2 != t.dim() || t.size(1) != width) || t.size(0) != rows)
-        {
-            throw new IllegalArgumentException("FusedPpo: " + name + " must be a contiguous CPU float32 tensor of ["
-                + rows + (0 == width ? "" : ", " + width) + "], got " + (null == t || t.isNull() ? "none"
-                : Checks.describe(t)));
-        }
     }
 
     /**
