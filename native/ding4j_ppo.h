@@ -96,6 +96,8 @@ struct PPO {
     Helper* helper = nullptr;          // the second thread for the critic's half, or none
     ~PPO() { delete helper; }
     std::vector<float> z;     // [B, act] Gaussian: (a - mu) / sigma
+    std::vector<float> sigma; // [act] Gaussian: exp(log_std), once per minibatch
+    std::vector<float> probs; // [act] categorical: one row's softmax
 };
 
 /** Copies the minibatch's rows (order[0..B)) out of the rollout. */
@@ -174,8 +176,11 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
     const float* log_std = p.discrete ? nullptr : params + p.log_std;
     double pg = 0.0, vl = 0.0, ent = 0.0, kl = 0.0, clipped = 0.0;
     if (!p.discrete) {
+        // The entropy bonus's gradient at log_std (-ew; the rows add theirs below), and each sigma once.
         for (int k = 0; k < A; k++) {
             ent += (double)(log_std[k] + (0.5f + HALF_LOG_2PI));
+            grads[p.log_std + k] = -ew;
+            p.sigma[k] = std::exp(log_std[k]);
         }
     }
     for (int i = 0; i < B; i++) {
@@ -196,14 +201,15 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
             lse = max + std::log(sum);
             for (int k = 0; k < A; k++) {
                 const float l = o[k] - lse;
-                entropy -= std::exp(l) * l;
+                p.probs[k] = std::exp(l);
+                entropy -= p.probs[k] * l;
             }
             logp = o[(int)p.a[i]] - lse;
             ent += entropy;
         } else {
             logp = 0.0f;
             for (int k = 0; k < A; k++) {
-                const float zk = (p.a[(int64_t)i * A + k] - o[k]) / std::exp(log_std[k]);
+                const float zk = (p.a[(int64_t)i * A + k] - o[k]) / p.sigma[k];
                 p.z[(int64_t)i * A + k] = zk;
                 logp += (zk * zk * -0.5f - log_std[k]) - HALF_LOG_2PI;
             }
@@ -224,13 +230,12 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
             // log_softmax's backward of the chosen log-prob, plus the entropy bonus's -ew/B dH/dout.
             const int chosen = (int)p.a[i];
             for (int k = 0; k < A; k++) {
-                const float l = o[k] - lse;
-                const float pk = std::exp(l);
-                d[k] = g * ((k == chosen ? 1.0f : 0.0f) - pk) + ew * inv_b * pk * (l + entropy);
+                const float pk = p.probs[k];
+                d[k] = g * ((k == chosen ? 1.0f : 0.0f) - pk) + ew * inv_b * pk * ((o[k] - lse) + entropy);
             }
         } else {
             for (int k = 0; k < A; k++) {
-                d[k] = g * p.z[(int64_t)i * A + k] / std::exp(log_std[k]);
+                d[k] = g * p.z[(int64_t)i * A + k] / p.sigma[k];
             }
         }
         // Value loss: 0.5 mean of (v - ret)^2, or of the larger of it and the clipped value's.
@@ -250,11 +255,6 @@ inline void gradients(PPO& p, const Args& s, Stats& stats) {
         }
         vl += loss_i;
         p.dv[i] = vw * 0.5f * inv_b * dvl;
-        if (!p.discrete && 0 == i) {
-            for (int k = 0; k < A; k++) {
-                grads[p.log_std + k] = -ew;
-            }
-        }
         if (!p.discrete) {
             for (int k = 0; k < A; k++) {
                 const float zk = p.z[(int64_t)i * A + k];
@@ -339,6 +339,8 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
     }
     p->dout.resize(b * p->act);
     p->z.resize(b * p->act);
+    p->sigma.resize(p->act);
+    p->probs.resize(p->act);
     for (int k = 0; k < 2; k++) {
         p->gh[k].resize(b * widest);
         p->gh2[k].resize(b * widest);
