@@ -527,8 +527,8 @@ inline void mlp_step_begin(const int64_t handle, const int64_t params_address, c
 
 /**
  * One step's forward and backward: gradients written into grads, the loss into the dqn_detail::Stats at
- * stats_address. weight_address: one float per sample multiplying its terms, or 0 for none. mlp_step_begin and then, when backward is not 0, every
- * backward_stage; with backward 0 the caller runs the stages.
+ * stats_address. weight_address: one float per sample multiplying its terms, or 0 for none. mlp_step_begin and
+ * then, when backward is not 0, every backward_stage; with backward 0 the caller runs the stages.
  */
 inline void mlp_step(const int64_t handle, const int64_t params_address, const int64_t grads_address,
     const int64_t x_address, const int64_t y_address, const int64_t weight_address, const int64_t stats_address,

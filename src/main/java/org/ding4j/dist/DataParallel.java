@@ -212,8 +212,8 @@ public final class DataParallel implements GradientReducer, AutoCloseable
     }
 
     /**
-     * Checks that the backward since the last step ({@link #backward}) reduced every bucket (the averages are then in the
-     * gradients already).
+     * Checks that the backward since the last step ({@link #backward}) reduced every bucket (the averages are then in
+     * the gradients already).
      *
      * @throws IllegalStateException without a prepared backward
      * @throws DistException         naming the likely cause when a bucket was not reduced (a parameter without a

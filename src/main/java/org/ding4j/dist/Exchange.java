@@ -8,9 +8,9 @@ import org.ding4j.jfr.AllReduceEvent;
 import org.ding4j.torch.NativeOwner;
 
 /**
- * One tensor's sum by direct exchange within a {@link DistGroup} ({@link DistGroup#exchange}): post with {@link #start}, then {@link #finish}. Training thread only. It
- * keeps the receives of the next two sums posted (two buffers per peer, used in turn), so that each peer knows
- * where the next message goes before it is sent.
+ * One tensor's sum by direct exchange within a {@link DistGroup} ({@link DistGroup#exchange}): post with
+ * {@link #start}, then {@link #finish}. Training thread only. It keeps the receives of the next two sums posted (two
+ * buffers per peer, used in turn), so that each peer knows where the next message goes before it is sent.
  */
 final class Exchange implements AutoCloseable
 {
