@@ -5,6 +5,7 @@ import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.jfr.AllReduceEvent;
+import org.ding4j.jfr.Jfr;
 import org.ding4j.torch.NativeOwner;
 
 /**
@@ -158,7 +159,7 @@ final class Exchange implements AutoCloseable
      */
     void sum(final String operation)
     {
-        final AllReduceEvent event = DistGroup.ALL_REDUCE_PROBE.isEnabled() ? new AllReduceEvent() : null;
+        final AllReduceEvent event = Jfr.allReduces() ? new AllReduceEvent() : null;
         if (null != event)
         {
             event.begin();

@@ -9,6 +9,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
 import org.ding4j.jfr.AllReduceEvent;
+import org.ding4j.jfr.Jfr;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
 import org.ding4j.torch.GradientReducer;
@@ -42,8 +43,6 @@ public final class GradientSync implements GradientReducer, AutoCloseable
      * bucket that waits for the whole backward.
      */
     public static final double DEFAULT_BUCKET_MB = 1.0;
-    /** Asked only whether the event type is on: never committed. */
-    private static final AllReduceEvent PROBE = new AllReduceEvent();
     private static final String OPERATION = "allreduce gradients";
 
     private final DistGroup group;
@@ -215,7 +214,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
 
     private void start(final Bucket bucket)
     {
-        if (PROBE.isEnabled())
+        if (Jfr.allReduces())
         {
             bucket.event = new AllReduceEvent();
             bucket.event.begin();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Objects;
 
 import org.ding4j.jfr.HookEvent;
+import org.ding4j.jfr.Jfr;
 
 /**
  * A learner's hooks: one array per position, sorted by priority and stable among equal priorities, walked by
@@ -17,8 +18,6 @@ import org.ding4j.jfr.HookEvent;
 public final class Hooks
 {
     private static final LearnerHook[] NONE = new LearnerHook[0];
-    /** Asked only whether the event type is on: never committed, so one instance serves every thread. */
-    private static final HookEvent PROBE = new HookEvent();
 
     private final LearnerHook[][] byPosition = new LearnerHook[HookPosition.values().length][];
 
@@ -116,7 +115,7 @@ public final class Hooks
      */
     public static void call(final LearnerHook hook, final HookContext context)
     {
-        if (PROBE.isEnabled())
+        if (Jfr.hooks())
         {
             callRecorded(hook, context);
         }

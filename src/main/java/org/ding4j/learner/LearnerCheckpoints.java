@@ -23,6 +23,7 @@ import org.ding4j.checkpoint.CorruptCheckpointException;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.hook.Checkpoints;
 import org.ding4j.jfr.CheckpointEvent;
+import org.ding4j.jfr.Jfr;
 
 /**
  * A learner's checkpoints: its policy's {@code stateDict()} plus {@code last_iter} and {@code last_step}, written
@@ -177,8 +178,11 @@ public final class LearnerCheckpoints implements Checkpoints
     public Path save(final String fileName) throws IOException
     {
         final Path file = dir.resolve(fileName);
-        final CheckpointEvent event = new CheckpointEvent();
-        event.begin();
+        final CheckpointEvent event = Jfr.checkpoints() ? new CheckpointEvent() : null;
+        if (null != event)
+        {
+            event.begin();
+        }
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(learner.requirePolicy().stateDict());
@@ -191,8 +195,13 @@ public final class LearnerCheckpoints implements Checkpoints
         return file;
     }
 
+    /** Ends and commits a save's or load's event; none (JFR not up when it began) is nothing to do. */
     private void commit(final CheckpointEvent event, final String operation, final Path file) throws IOException
     {
+        if (null == event)
+        {
+            return;
+        }
         event.end();
         if (event.shouldCommit())
         {
@@ -289,8 +298,11 @@ public final class LearnerCheckpoints implements Checkpoints
     @Override
     public void load(final Path file) throws IOException
     {
-        final CheckpointEvent event = new CheckpointEvent();
-        event.begin();
+        final CheckpointEvent event = Jfr.checkpoints() ? new CheckpointEvent() : null;
+        if (null != event)
+        {
+            event.begin();
+        }
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(io.read(file));

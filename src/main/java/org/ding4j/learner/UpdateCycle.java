@@ -3,6 +3,7 @@ package org.ding4j.learner;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.Hooks;
+import org.ding4j.jfr.Jfr;
 import org.ding4j.jfr.UpdateEvent;
 import org.ding4j.log.LearnerLatency;
 import org.ding4j.log.LearnerLog;
@@ -31,7 +32,8 @@ final class UpdateCycle implements LogSink
     private final PriorityFeedback priorities = new PriorityFeedback();
     private final int trainTimeIndex;
     private final int dataTimeIndex;
-    private final UpdateEvent event = new UpdateEvent();
+    /** Made at the first update recorded: until JFR is up no event class is loaded ({@link Jfr}). */
+    private UpdateEvent event;
     private volatile long collectorEnvstep;
     /** Start of the update whose train_time is measured (the call, or the previous update of a multi-update call). */
     private long updateStart;
@@ -57,9 +59,13 @@ final class UpdateCycle implements LogSink
     void begin()
     {
         hooks.call(HookPosition.BEFORE_ITER, context);
-        eventBegun = event.isEnabled();
+        eventBegun = Jfr.updates();
         if (eventBegun)
         {
+            if (null == event)
+            {
+                event = new UpdateEvent();
+            }
             event.begin();
         }
         updateStart = System.nanoTime();

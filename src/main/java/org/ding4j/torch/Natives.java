@@ -12,6 +12,7 @@ import java.nio.file.StandardOpenOption;
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.openblas.global.openblas_nolapack;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.jfr.Jfr;
 import org.ding4j.jfr.NativeLoadEvent;
 
 /**
@@ -213,6 +214,11 @@ public final class Natives
     /** Loads one library; a JFR {@link NativeLoadEvent} (library, JavaCPP's path for it, duration) when recorded. */
     private static void recorded(final String library, final java.util.function.Supplier<String> load)
     {
+        if (!Jfr.nativeLoads())
+        {
+            load.get();
+            return;
+        }
         final NativeLoadEvent event = new NativeLoadEvent();
         event.begin();
         final String path = load.get();
