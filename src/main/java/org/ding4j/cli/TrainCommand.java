@@ -88,7 +88,6 @@ final class TrainCommand implements Callable<Integer>
     private int train(final ElasticAttempt attempt) throws Exception
     {
         final long mainStart = System.nanoTime();
-        final double jvmStartS = uptimeS();
         // First of all: from here on SIGINT/SIGTERM only ask the run to stop, during start-up and the summary too.
         StopSignals.installForProcess();
         // The native libraries load while the config is read and checked on this thread (Main started the load
@@ -99,7 +98,7 @@ final class TrainCommand implements Callable<Integer>
         Threads.newThread(LoggerFactory::getILoggerFactory, "log-init").start();
         spec.commandLine().getOut().println("ding4j train: starting");
         spec.commandLine().getOut().flush();
-        final double firstLineS = uptimeS();
+        final long firstLine = System.nanoTime();
         final long configStart = System.nanoTime();
         if (null != config && null != configOption)
         {
@@ -126,6 +125,12 @@ final class TrainCommand implements Callable<Integer>
         final long waitStart = System.nanoTime();
         Natives.load();
         final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
+        // The JVM's uptime is asked only now: its first call loads libmanagement, and a library's load waits while
+        // libtorch's runs (the dynamic loader's lock, held through libtorch's constructors), so asked at the start
+        // it held this thread up for the whole native load. The marks above are turned into uptimes here.
+        final double uptimeNowS = uptimeS();
+        final double jvmStartS = uptimeNowS - (System.nanoTime() - mainStart) / 1e9;
+        final double firstLineS = uptimeNowS - (System.nanoTime() - firstLine) / 1e9;
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
         // on the 2-core machine (docs/performance.md); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),

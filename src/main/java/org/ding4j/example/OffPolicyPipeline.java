@@ -64,6 +64,8 @@ public final class OffPolicyPipeline
     private static final long MAX_N_SAMPLE = 1 << 20;
     /** An evaluation runs its episodes to their ends before a stop is seen: at most this many env steps. */
     private static final long MAX_EVAL_STEPS = 100_000_000;
+    /** Nets up to this size (values, gradients, moments and copies) are not checked against the machine's memory. */
+    private static final long SMALL_NET_BYTES = 64L << 20;
 
     private final OffPolicyAlgorithm algorithm;
     private final Config cfg;
@@ -187,6 +189,13 @@ public final class OffPolicyPipeline
     private static void checkNetMemory(final long parameters)
     {
         final long bytes = parameters * Float.BYTES * 8;
+        if (bytes <= SMALL_NET_BYTES)
+        {
+            // Fits on any machine that runs libtorch. The question is not asked for such nets: the memory bean's first
+            // use loads libmanagement, and a library's load waits while libtorch's runs beside the config check (the
+            // dynamic loader's lock, held through libtorch's constructors: 0.2-0.3 s of a start).
+            return;
+        }
         final long physical = ((com.sun.management.OperatingSystemMXBean)java.lang.management.ManagementFactory
             .getOperatingSystemMXBean()).getTotalMemorySize();
         if (bytes > physical / 2)
