@@ -2,11 +2,15 @@
 # The class-data archive can never break the tool: with a damaged archive (header only, bytes flipped), a folder in
 # its place, or a garbage file left as a finished partial one, `ding4j train` still runs and exits 0, no JVM crashes
 # (no hs_err file), and a good archive is made and used again afterwards. Needs the packaged jar
-# (mvn -B -q package -DskipTests); uses target/ding4j.jsa* of this checkout.
+# (mvn -B -q package -DskipTests); uses target/ding4j.jsa* of this checkout, or target/ding4j.aot* (the AOT cache)
+# when JAVA_HOME is a JDK 25 or later.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$PWD"
 archive=target/ding4j.jsa
+if [[ -n "${JAVA_HOME:-}" ]] && (( $(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JAVA_HOME/release") >= 25 )); then
+    archive=target/ding4j.aot
+fi
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 train() {
@@ -36,4 +40,4 @@ train folder; [[ -d "$archive" ]] && ! compgen -G "$archive.partial-*" > /dev/nu
 rmdir "$archive"
 head -c 5000000 /dev/urandom > "$archive.partial-99999"; touch "$archive.partial-99999.complete"
 train garbage-partial; train after-garbage; good "a garbage partial archive"
-echo "archive check: every damaged archive was refused before a JVM mapped it; runs exit 0, no crash"
+echo "archive check ($archive): every damaged archive was refused before a JVM mapped it; runs exit 0, no crash"

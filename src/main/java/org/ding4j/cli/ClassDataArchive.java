@@ -9,8 +9,9 @@ import java.nio.file.Path;
 import java.util.stream.Stream;
 
 /**
- * Marks the class-data archive (AppCDS) that this JVM writes at its exit as one of a completed training run. The
- * launcher starts a {@code train} without a usable archive with {@code -XX:ArchiveClassesAtExit=FILE} and
+ * Marks the class-data archive (AppCDS, or JDK 25's AOT cache) that this JVM writes at its exit as one of a completed
+ * training run. The launcher starts a {@code train} without a usable archive with {@code -XX:ArchiveClassesAtExit=FILE}
+ * (JDK 25: {@code -XX:AOTMode=record -XX:AOTConfiguration=FILE}, the cache made from it later) and
  * {@value #PROPERTY}{@code =FILE}; when the run completes, this creates {@code FILE.complete}, and the next launch
  * moves FILE into place as the archive (or deletes it if the mark is missing: a failed run or {@code --help}, which
  * loaded only a few of the classes, must not become the archive every later run maps). Why at exit and not at run
@@ -39,7 +40,7 @@ final class ClassDataArchive
     {
         for (final String arg : ManagementFactory.getRuntimeMXBean().getInputArguments())
         {
-            if (arg.startsWith("-XX:SharedArchiveFile="))
+            if (arg.startsWith("-XX:SharedArchiveFile=") || arg.startsWith("-XX:AOTCache="))
             {
                 final String archive = arg.substring(arg.indexOf('=') + 1);
                 final Boolean mapped = mapped(archive);
@@ -57,7 +58,7 @@ final class ClassDataArchive
                 }
                 return "map " + archive + (null == mapped ? " (unverified)" : "");
             }
-            if (arg.startsWith("-XX:ArchiveClassesAtExit="))
+            if (arg.startsWith("-XX:ArchiveClassesAtExit=") || arg.startsWith("-XX:AOTConfiguration="))
             {
                 return "write " + arg.substring(arg.indexOf('=') + 1);
             }
