@@ -40,6 +40,11 @@ public final class Main implements Callable<Integer>
         }
         if (args.length > 0 && "train".equals(args[0]))
         {
+            // Printed at once, and not only because it says the run has begun: the first write to stdout links its
+            // native method, and a link made while libtorch's constructors run (soon, on the load thread) waits for
+            // them (the dynamic loader's lock), and the config check after it with it.
+            System.out.println("ding4j train: starting");
+            System.out.flush();
             // Before the launcher watch, whose stop is a SIGTERM to this process: it must find the handlers.
             StopSignals.installForProcess();
         }

@@ -46,6 +46,13 @@ public final class Natives
     public static final String LOCK_FILE = ".ding4j-load.lock";
     /** JavaCPP's system property for the platform extension ({@code -gpu} selects the CUDA builds). */
     public static final String EXTENSION_PROPERTY = "org.bytedeco.javacpp.platform.extension";
+    /**
+     * JavaCPP's system property that, false, makes its per-class library check return at once. Every class of the
+     * presets runs that check in its static initialiser (a dozen jar and file lookups each); once every library a
+     * process will use is loaded it finds nothing to do. A JVM-wide setting, so the application's to make: it stops
+     * any later JavaCPP library (another preset, Gloo's) from loading.
+     */
+    public static final String LOAD_LIBRARIES_PROPERTY = "org.bytedeco.javacpp.loadLibraries";
 
     private static volatile double loadSeconds = Double.NaN;
     private static final Object BACKGROUND_LOCK = new Object();

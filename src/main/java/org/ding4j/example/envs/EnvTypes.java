@@ -31,6 +31,15 @@ public final class EnvTypes
 
     /**
      * @param type an {@code env.type} value
+     * @return whether it names one of ding4j's own envs (not a class of the user's)
+     */
+    public static boolean builtIn(final String type)
+    {
+        return "cartpole".equals(type) || "pendulum".equals(type) || "acrobot".equals(type);
+    }
+
+    /**
+     * @param type an {@code env.type} value
      * @return null if the type names an environment, else what is wrong with it (a config rule's message)
      */
     public static String check(final Object type)
