@@ -125,6 +125,23 @@ class JfrEventsTest
     }
 
     @Test
+    void withoutARecordingNoEventClassShouldEvenLoad() throws Exception
+    {
+        // Loading the first event class builds JFR's metadata (~60 ms of a start): a JVM that never records must
+        // not pay it, through any path that emits an event.
+        final List<String> command = ChildJvm.javaCommand(dir, NoRecordingProbe.class.getName());
+        command.add(1, "-Xlog:class+load=info:stdout");
+        command.add(dir.resolve("exp").toString());
+        final ChildJvm child = ChildJvm.start(0, new ProcessBuilder(command), line -> false);
+        assertEquals(0, child.await(120), child.output());
+        assertTrue(child.output().contains("probe done"), child.output());
+        assertTrue(child.output().contains("org.ding4j.learner.UpdateCycle "), child.output());
+        assertTrue(!child.output().contains("jdk.jfr.Event ")
+            && !java.util.regex.Pattern.compile("org\\.ding4j\\.jfr\\.\\w+Event ").matcher(child.output()).find(),
+            "an event class was loaded without a recording");
+    }
+
+    @Test
     void withoutARecordingNoEventShouldBeEnabled()
     {
         // Off by default: what a service that never starts JFR pays is the isEnabled() read.
