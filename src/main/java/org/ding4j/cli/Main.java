@@ -35,18 +35,18 @@ public final class Main implements Callable<Integer>
         // parses the arguments (about 0.1 s on a cold JVM), instead of after.
         if (args.length > 0 && ("train".equals(args[0]) || "eval".equals(args[0]) || "info".equals(args[0])))
         {
-            skipCudaProbesOnCpuBuild();
-            Natives.loadInBackground();
+            Natives.loadInBackground(Main::skipCudaProbesOnCpuBuild);
         }
         if (args.length > 0 && "train".equals(args[0]))
         {
-            // Printed at once, and not only because it says the run has begun: the first write to stdout links its
-            // native method, and a link made while libtorch's constructors run (soon, on the load thread) waits for
-            // them (the dynamic loader's lock), and the config check after it with it.
-            System.out.println("ding4j train: starting");
-            System.out.flush();
             // Before the launcher watch, whose stop is a SIGTERM to this process: it must find the handlers.
             StopSignals.installForProcess();
+            // Printed at once (a signal from here on ends the run with its summary), and not only because it says the
+            // run has begun: the first write to stdout links its native method, and a link made while libtorch's
+            // constructors run (soon, on the load thread) waits for them (the dynamic loader's lock), and the config
+            // check after it with it.
+            System.out.println("ding4j train: starting");
+            System.out.flush();
         }
         // A rank of `ding4j launch` stops itself when its launcher is gone (killed with SIGKILL), whatever it runs:
         // the application's decision, so it is made here and not in the library.

@@ -118,6 +118,18 @@ public final class Natives
      */
     public static void loadInBackground()
     {
+        loadInBackground(() -> { });
+    }
+
+    /**
+     * {@link #loadInBackground()}, with the caller's own preparation run first on the load thread: what must precede
+     * the load but need not hold up the caller (the command line's check of which presets are on the class path,
+     * 20-30 ms of opening libtorch's jar, before it sets JavaCPP's platform extension).
+     *
+     * @param first runs on the load thread before the libraries load (not at all if a load started already)
+     */
+    public static void loadInBackground(final Runnable first)
+    {
         // Its own lock: the class monitor is held for the whole load, and a second caller must not wait for it here.
         synchronized (BACKGROUND_LOCK)
         {
@@ -125,7 +137,10 @@ public final class Natives
             {
                 return;
             }
-            background = Threads.newThread(Natives::load, "native-load");
+            background = Threads.newThread(() -> {
+                first.run();
+                load();
+            }, "native-load");
             // Not printed here: the next load() throws it on the thread that needs the libraries.
             background.setUncaughtExceptionHandler((thread, ex) -> backgroundFailure = ex);
             background.start();
