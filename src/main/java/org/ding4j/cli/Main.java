@@ -20,6 +20,8 @@ public final class Main implements Callable<Integer>
 {
     /** Exit code for bad arguments or a bad configuration. */
     static final int BAD_INPUT = 2;
+    /** When {@code train}'s first line was printed ({@link System#nanoTime()}), for its start-up report; 0 if not. */
+    static volatile long firstLineNanos;
 
     @CommandLine.Spec
     private CommandLine.Model.CommandSpec spec;
@@ -45,8 +47,12 @@ public final class Main implements Callable<Integer>
             // run has begun: the first write to stdout links its native method, and a link made while libtorch's
             // constructors run (soon, on the load thread) waits for them (the dynamic loader's lock), and the config
             // check after it with it.
-            System.out.println("ding4j train: starting");
-            System.out.flush();
+            if (!helpAsked(args))
+            {
+                System.out.println("ding4j train: starting");
+                System.out.flush();
+                firstLineNanos = System.nanoTime();
+            }
         }
         // A rank of `ding4j launch` stops itself when its launcher is gone (killed with SIGKILL), whatever it runs:
         // the application's decision, so it is made here and not in the library.
@@ -65,6 +71,19 @@ public final class Main implements Callable<Integer>
         // Everything is closed by now; libtorch's static destructors would add ~75 ms to the exit.
         Natives.skipNativeDestructorsAtExit();
         System.exit(code);
+    }
+
+    /** @return whether the arguments ask for usage or the version, which is all such a run prints */
+    private static boolean helpAsked(final String[] args)
+    {
+        for (final String arg : args)
+        {
+            if ("-h".equals(arg) || "--help".equals(arg) || "-V".equals(arg) || "--version".equals(arg))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**

@@ -97,7 +97,8 @@ final class TrainCommand implements Callable<Integer>
         // The launcher's logging (logback reading logback-cli.xml, ~50 ms here) set up beside the config check and
         // the native load, instead of inside the learner's constructor on the way to the first update.
         Threads.newThread(LoggerFactory::getILoggerFactory, "log-init").start();
-        final long firstLine = System.nanoTime();
+        // Main printed the first line (a command line run some other way prints none: its start stands in).
+        final long firstLine = 0 != Main.firstLineNanos ? Main.firstLineNanos : mainStart;
         final long configStart = System.nanoTime();
         if (null != config && null != configOption)
         {
@@ -125,10 +126,13 @@ final class TrainCommand implements Callable<Integer>
         Natives.load();
         final double nativeWaitS = (System.nanoTime() - waitStart) / 1e9;
         if (!dist.distributed() && Natives.cpuPresets()
-            && EnvTypes.builtIn(pipeline.config().getString("env.type")))
+            && EnvTypes.builtIn(pipeline.config().getString("env.type"))
+            && null == System.getProperty(Natives.LOAD_LIBRARIES_PROPERTY)
+            && null == System.getProperty(Natives.LOAD_LIBRARIES_PROPERTY.toLowerCase(java.util.Locale.ROOT)))
         {
             // Nothing else of JavaCPP's loads in this process (no Gloo, no CUDA, no user env's own presets): the
-            // per-class library checks are skipped from here on, 0.03-0.04 s of the set-up (Natives' property).
+            // per-class library checks are skipped from here on, 0.03-0.04 s of the set-up (Natives' property; a
+            // value the user gave stays).
             System.setProperty(Natives.LOAD_LIBRARIES_PROPERTY, "false");
         }
         // The JVM's uptime is asked only now: its first call loads libmanagement, and a library's load waits while

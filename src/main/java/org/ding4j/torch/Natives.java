@@ -79,6 +79,17 @@ public final class Natives
         {
             return;
         }
+        final Thread started;
+        synchronized (BACKGROUND_LOCK)
+        {
+            started = background;
+        }
+        if (null != started && Thread.currentThread() != started)
+        {
+            // Its caller's preparation (loadInBackground(first)) runs before it takes this class's monitor, and must
+            // come before any load: wait for the whole background load, then rethrow what it threw, if anything.
+            awaitBackgroundLoad();
+        }
         synchronized (Natives.class)
         {
             if (loaded || loading)
@@ -126,7 +137,8 @@ public final class Natives
      * the load but need not hold up the caller (the command line's check of which presets are on the class path,
      * 20-30 ms of opening libtorch's jar, before it sets JavaCPP's platform extension).
      *
-     * @param first runs on the load thread before the libraries load (not at all if a load started already)
+     * @param first runs on the load thread before the libraries load, not at all if a background load was started
+     *              already or the libraries are loaded; a {@link #load()} on another thread waits for both
      */
     public static void loadInBackground(final Runnable first)
     {

@@ -142,6 +142,24 @@ class JfrEventsTest
     }
 
     @Test
+    void aRecordingStartedMidRunShouldSeeTheEventsFromThenOn() throws Exception
+    {
+        final Path file = dir.resolve("late.jfr");
+        final List<String> command = ChildJvm.javaCommand(dir, NoRecordingProbe.class.getName());
+        command.add(dir.resolve("exp").toString());
+        command.add(file.toString());
+        final ChildJvm child = ChildJvm.start(0, new ProcessBuilder(command), line -> false);
+        assertEquals(0, child.await(120), child.output());
+        assertEquals(List.of(4L, 5L, 6L), events(file, "org.ding4j.Update").stream().map(e -> e.getLong("update"))
+            .collect(Collectors.toList()));
+        assertEquals(List.of(4L, 5L, 6L), events(file, "org.ding4j.Hook").stream()
+            .filter(e -> "after_iter".equals(e.getString("position")) && "log_show".equals(e.getString("hook")))
+            .map(e -> e.getLong("update")).collect(Collectors.toList()));
+        assertEquals(List.of("save"), events(file, "org.ding4j.Checkpoint").stream()
+            .map(e -> e.getString("operation")).collect(Collectors.toList()));
+    }
+
+    @Test
     void withoutARecordingNoEventShouldBeEnabled()
     {
         // Off by default: what a service that never starts JFR pays is the isEnabled() read.

@@ -35,7 +35,7 @@ public final class EnvTypes
      */
     public static boolean builtIn(final String type)
     {
-        return "cartpole".equals(type) || "pendulum".equals(type) || "acrobot".equals(type);
+        return null != builtInMaker(type);
     }
 
     /**
@@ -124,6 +124,13 @@ public final class EnvTypes
 
     private static Supplier<Env> maker(final String type)
     {
+        final Supplier<Env> builtIn = builtInMaker(type);
+        return null != builtIn ? builtIn : userClass(type);
+    }
+
+    /** @return the maker of one of ding4j's own envs, or null for any other name */
+    private static Supplier<Env> builtInMaker(final String type)
+    {
         switch (type)
         {
             case "cartpole":
@@ -133,7 +140,7 @@ public final class EnvTypes
             case "acrobot":
                 return Acrobot::new;
             default:
-                return userClass(type);
+                return null;
         }
     }
 
