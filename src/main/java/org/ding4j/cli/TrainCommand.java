@@ -96,7 +96,8 @@ final class TrainCommand implements Callable<Integer>
         Natives.loadInBackground();
         // The launcher's logging (logback reading logback-cli.xml, ~50 ms here) set up beside the config check and
         // the native load, instead of inside the learner's constructor on the way to the first update.
-        Threads.newThread(LoggerFactory::getILoggerFactory, "log-init").start();
+        final Thread logInit = Threads.newThread(LoggerFactory::getILoggerFactory, "log-init");
+        logInit.start();
         // Main printed the first line (a command line run some other way prints none: its start stands in).
         final long firstLine = 0 != Main.firstLineNanos ? Main.firstLineNanos : mainStart;
         final long configStart = System.nanoTime();
@@ -162,6 +163,9 @@ final class TrainCommand implements Callable<Integer>
         startup.put("native_load_s", Natives.loadSeconds());
         startup.put("native_wait_s", nativeWaitS);
         startup.put("class_data_archive", ClassDataArchive.status());
+        // Set up before the learner logs its first line (a log call during SLF4J's set-up is held back and replayed,
+        // with a warning on stderr): long done by now, unless this start was slow (no class-data archive yet).
+        logInit.join();
         final OffPolicyRun.Summary summary = runChecked(p -> {
             if (!reports)
             {
