@@ -3,14 +3,16 @@
 # its place, or a garbage file left as a finished partial one, `ding4j train` still runs and exits 0, no JVM crashes
 # (no hs_err file), and a good archive is made and used again afterwards. Needs the packaged jar
 # (mvn -B -q package -DskipTests); uses target/ding4j.jsa* of this checkout, or target/ding4j.aot* (the AOT cache)
-# when the launcher's JDK (JAVA_HOME's, else the java on the PATH) is a JDK 25 or later.
+# when JAVA_HOME is a JDK 25 or later. The launcher runs on JAVA_HOME's JDK: the java on the PATH's when unset here.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 here="$PWD"
+if [[ -z "${JAVA_HOME:-}" ]]; then
+    java_path="$(readlink -f "$(command -v java)")"
+    export JAVA_HOME="${java_path%/bin/java}"
+fi
 archive=target/ding4j.jsa
-java="${JAVA_HOME:+$JAVA_HOME/bin/}java"
-java_path="$(readlink -f "$(command -v "$java" || echo "$java")")"
-feature="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "${java_path%/bin/java}/release" 2>/dev/null || true)"
+feature="$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$JAVA_HOME/release" 2>/dev/null || true)"
 if (( ${feature:-0} >= 25 )); then
     archive=target/ding4j.aot
 fi

@@ -11,7 +11,8 @@ for config in "${@:-$here/examples/cartpole_dqn.yaml}"; do configs+=("$(realpath
 work="$(mktemp -d)"
 cd "$work"
 # The first run after a build writes the launcher's class-data archive (a slower run, not in the table); on JDK 25
-# (JAVA_HOME's or the PATH's) the launch after it makes the AOT cache from that run's recording (a few seconds, not in the table).
+# (the launcher's choice when JAVA_HOME is unset and one is installed) the launch after it makes the AOT cache from
+# that run's recording (a few seconds, not in the table). JAVA_HOME=... picks the JDK for the whole table.
 "$here/ding4j" train --set exp_name=archive --set pipeline.max_train_iter=100 >/dev/null
 "$here/ding4j" info >/dev/null
 elapsed() { local start end; start=$(date +%s.%N); "$@" >/dev/null; end=$(date +%s.%N); python3 -c "print($end - $start)"; }

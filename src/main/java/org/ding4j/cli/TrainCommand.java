@@ -148,10 +148,10 @@ final class TrainCommand implements Callable<Integer>
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
-        out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d%s%n",
+        out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d, Java %d%s%n",
             cfg.getString("exp_name"), pipeline.algorithm().name(), cfg.getString("env.type"),
             cfg.getString("pipeline.mode"), cfg.getLong("seed"), threads.intraOp(), threads.blas(),
-            dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
+            Runtime.version().feature(), dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
         out.flush();
         final boolean live = null != System.console();
         // Every rank evaluates the same net to the same result; rank 0 reports it.
