@@ -193,8 +193,9 @@ final class TrainCommand implements Callable<Integer>
             summary.interrupted() ? "interrupted" : summary.solved() ? "solved" : "not solved", summary.envSteps(),
             summary.trainIter(),
             summary.bestEvalReturn(), summary.stopValue());
-        out.printf("time: JVM start %.2f s, config %.2f s, native load %.2f s (%.2f s waited), warm-up %.2f s, setup "
-            + "%.2f s, training %.2f s (%.0f updates/s); CLI total %.2f s%n", jvmStartS, configS, Natives.loadSeconds(),
+        out.printf("time: JVM start to train command %.2f s, then config %.2f s, native load %.2f s on its own thread "
+            + "(%.2f s waited), warm-up %.2f s, setup %.2f s, training %.2f s (%.0f updates/s); train command %.2f s%n",
+            jvmStartS, configS, Natives.loadSeconds(),
             nativeWaitS, summary.warmupS(), summary.setupS(), summary.wallS(), summary.updatesPerS(),
             (System.nanoTime() - mainStart) / 1e9);
         if (!reports)
