@@ -442,8 +442,7 @@ inline int64_t ac_create(const int64_t sgemm_address, const int64_t dims_address
     const int64_t kind = dims[0];
     const int64_t la = dims[4];
     const int64_t lc = dims[5];
-    if ((TD3 != kind && SAC != kind) || la < 1 || la > 64 || lc < 1 || lc > 64 || !layer::sizes_ok(dims + 1, 3)
-        || !layer::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+    if ((TD3 != kind && SAC != kind) || !mlp_model::actor_critic_sizes_ok(dims)) {
         return 0;
     }
     const int64_t* aw = dims + 6;

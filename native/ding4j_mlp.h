@@ -36,6 +36,18 @@ struct Mlp {
     }
 };
 
+/**
+ * Checks the sizes of an actor-critic layout, dims = [kind, rows, obs, act, La, Lc, La + 1 actor widths, Lc + 1
+ * critic widths] (ac_create's and ppo_create's): both layer counts in [1, 64] and every size in [1, 2^24]. Whether the
+ * kind is known and the widths chain is each algorithm's to check.
+ */
+inline bool actor_critic_sizes_ok(const int64_t* dims) {
+    const int64_t la = dims[4];
+    const int64_t lc = dims[5];
+    return la >= 1 && la <= 64 && lc >= 1 && lc <= 64 && layer::sizes_ok(dims + 1, 3)
+        && layer::sizes_ok(dims + 6, (int)(la + 1 + lc + 1));
+}
+
 /** A forward of rows inputs with the given parameters; returns the last layer's output (inside m.out). */
 inline const float* forward(const Ops& ops, Mlp& m, const float* params, const float* x, const int rows) {
     const size_t last = m.layers.size() - 1;

@@ -309,8 +309,7 @@ inline int64_t ppo_create(const int64_t sgemm_address, const int64_t dims_addres
     const int64_t* offsets = reinterpret_cast<const int64_t*>(offsets_address);
     const int64_t la = dims[4];
     const int64_t lc = dims[5];
-    if ((0 != dims[0] && 1 != dims[0]) || la < 1 || la > 64 || lc < 1 || lc > 64
-        || !layer::sizes_ok(dims + 1, 3) || !layer::sizes_ok(dims + 6, (int)(la + 1 + lc + 1))) {
+    if ((0 != dims[0] && 1 != dims[0]) || !mlp_model::actor_critic_sizes_ok(dims)) {
         return 0;
     }
     const int64_t* aw = dims + 6;
