@@ -345,10 +345,7 @@ public final class FusedActorCritic implements AutoCloseable
      */
     public void threads(final int threads)
     {
-        if (1 != threads && 2 != threads)
-        {
-            throw new IllegalArgumentException("FusedActorCritic: threads: expected 1 or 2, got " + threads);
-        }
+        Threads.checkUpdateThreads("FusedActorCritic: threads", threads);
         if (0 == handle)
         {
             throw new IllegalStateException("FusedActorCritic is closed");

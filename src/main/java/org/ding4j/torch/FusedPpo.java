@@ -407,10 +407,7 @@ public final class FusedPpo implements AutoCloseable
      */
     public void threads(final int threads)
     {
-        if (1 != threads && 2 != threads)
-        {
-            throw new IllegalArgumentException("FusedPpo: threads: expected 1 or 2, got " + threads);
-        }
+        Threads.checkUpdateThreads("FusedPpo: threads", threads);
         if (0 == handle)
         {
             throw new IllegalStateException("FusedPpo is closed");

@@ -85,6 +85,22 @@ public final class Threads
     }
 
     /**
+     * Checks the thread count of a fused update ({@code policy.learn.update_threads}): 1, or 2 with a native helper
+     * thread of the update's own; the policies check it when it is set, the fused updates when it is applied.
+     *
+     * @param name    what the count is, named in the message
+     * @param threads the count
+     * @throws IllegalArgumentException naming it unless it is 1 or 2
+     */
+    public static void checkUpdateThreads(final String name, final int threads)
+    {
+        if (1 != threads && 2 != threads)
+        {
+            throw new IllegalArgumentException(name + ": expected 1 or 2, got " + threads);
+        }
+    }
+
+    /**
      * Thread counts in force.
      *
      * @param intraOp libtorch intra-op threads

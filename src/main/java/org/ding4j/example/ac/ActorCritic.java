@@ -22,6 +22,7 @@ import org.ding4j.torch.FusedAdam;
 import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
 import org.ding4j.torch.PackedMlp;
+import org.ding4j.torch.Threads;
 
 /**
  * What TD3 and SAC share: an actor and a twin critic ({@code q1}, {@code q2}: MLPs on {@code [obs, action]}, one
@@ -246,10 +247,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
      */
     public final void updateThreads(final int threads)
     {
-        if (1 != threads && 2 != threads)
-        {
-            throw new IllegalArgumentException("update_threads: expected 1 or 2, got " + threads);
-        }
+        Threads.checkUpdateThreads("update_threads", threads);
         updateThreads = threads;
         if (null != fused)
         {

@@ -28,6 +28,7 @@ import org.ding4j.torch.Mlp;
 import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
 import org.ding4j.torch.PackedMlp;
+import org.ding4j.torch.Threads;
 
 /**
  * PPO (clipped surrogate objective) through the learner's list path: one training call on a rollout runs
@@ -204,10 +205,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
      */
     public void updateThreads(final int threads)
     {
-        if (1 != threads && 2 != threads)
-        {
-            throw new IllegalArgumentException("update_threads: expected 1 or 2, got " + threads);
-        }
+        Threads.checkUpdateThreads("update_threads", threads);
         if (null != fused)
         {
             fused.threads(threads);
