@@ -64,15 +64,16 @@ public final class ConfigFiles
         }
         else
         {
-            throw new ConfigException("", "config file " + file + ": expected a .json, .yaml or .yml file");
+            throw ConfigException.withoutKey("config file " + file + ": expected a .json, .yaml or .yml file", null);
         }
         if (!Files.exists(file))
         {
-            throw new ConfigException("", "config file " + file + " does not exist");
+            throw ConfigException.withoutKey("config file " + file + " does not exist", null);
         }
         if (!Files.isRegularFile(file))
         {
-            throw new ConfigException("", "config file " + file + " is not a regular file (a folder, FIFO or device)");
+            throw ConfigException.withoutKey(
+                "config file " + file + " is not a regular file (a folder, FIFO or device)", null);
         }
         final byte[] bytes;
         try (InputStream in = Files.newInputStream(file))
@@ -81,17 +82,17 @@ public final class ConfigFiles
             bytes = in.readNBytes(MAX_FILE_BYTES + 1);
             if (bytes.length > MAX_FILE_BYTES)
             {
-                throw new ConfigException("", "config file " + file + " is larger than " + MAX_FILE_BYTES
-                    + " bytes");
+                throw ConfigException.withoutKey("config file " + file + " is larger than " + MAX_FILE_BYTES
+                    + " bytes", null);
             }
         }
         catch (final NoSuchFileException ex)
         {
-            throw new ConfigException("", "config file " + file + " does not exist", ex);
+            throw ConfigException.withoutKey("config file " + file + " does not exist", ex);
         }
         catch (final IOException ex)
         {
-            throw new ConfigException("", "config file " + file + " cannot be read: " + ex.getMessage(), ex);
+            throw ConfigException.withoutKey("config file " + file + " cannot be read: " + ex.getMessage(), ex);
         }
         return parse(mapper, bytes, "config file " + file);
     }
@@ -109,13 +110,14 @@ public final class ConfigFiles
         {
             if (null == in)
             {
-                throw new ConfigException("", "embedded config " + resource + " is not on the class path");
+                throw ConfigException.withoutKey("embedded config " + resource + " is not on the class path", null);
             }
             return parse(YAML, in.readAllBytes(), "embedded config " + resource);
         }
         catch (final IOException ex)
         {
-            throw new ConfigException("", "embedded config " + resource + " cannot be read: " + ex.getMessage(), ex);
+            throw ConfigException.withoutKey("embedded config " + resource + " cannot be read: " + ex.getMessage(),
+                ex);
         }
     }
 
@@ -129,16 +131,16 @@ public final class ConfigFiles
         }
         catch (final IOException ex)
         {
-            throw new ConfigException("", what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
-                + ex.getMessage(), ex);
+            throw notValid("", mapper, what, ex);
         }
         if (null == tree)
         {
-            throw new ConfigException("", what + " is empty: expected a map at the top");
+            throw ConfigException.withoutKey(what + " is empty: expected a map at the top", null);
         }
         if (!(tree instanceof Map<?, ?> map))
         {
-            throw new ConfigException("", what + ": expected a map at the top, got " + tree.getClass().getSimpleName());
+            throw ConfigException.withoutKey(
+                what + ": expected a map at the top, got " + tree.getClass().getSimpleName(), null);
         }
         return Config.of(map);
     }
@@ -160,13 +162,13 @@ public final class ConfigFiles
             {
                 if (0 == depth && ++documents > 1)
                 {
-                    throw new ConfigException(root, what + " holds more than one document (line "
-                        + parser.currentLocation().getLineNr() + "); expected one");
+                    throw problem(root, what + " holds more than one document (line "
+                        + parser.currentLocation().getLineNr() + "); expected one", null);
                 }
                 if (parser instanceof YAMLParser yaml && yaml.isCurrentAlias())
                 {
-                    throw new ConfigException(under(root, keyPath(parser)), what + ": YAML alias *" + parser.getText() + " (line "
-                        + parser.currentLocation().getLineNr() + ") is not supported; write the value out");
+                    throw new ConfigException(under(root, keyPath(parser)), what + ": YAML alias *" + parser.getText()
+                        + " (line " + parser.currentLocation().getLineNr() + ") is not supported; write the value out");
                 }
                 depth += token.isStructStart() ? 1 : token.isStructEnd() ? -1 : 0;
             }
@@ -181,14 +183,24 @@ public final class ConfigFiles
                     what + ": duplicate key "
                     + duplicate.group(1) + " (line " + ex.getLocation().getLineNr() + ")", ex);
             }
-            throw new ConfigException(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
-                + ex.getMessage(), ex);
+            throw notValid(root, mapper, what, ex);
         }
         catch (final IOException ex)
         {
-            throw new ConfigException(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": "
-                + ex.getMessage(), ex);
+            throw notValid(root, mapper, what, ex);
         }
+    }
+
+    private static ConfigException notValid(final String root, final ObjectMapper mapper, final String what,
+        final IOException ex)
+    {
+        return problem(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": " + ex.getMessage(), ex);
+    }
+
+    /** A problem at a key, or, at the top ({@code root} empty: a whole file), one the message's subject names. */
+    private static ConfigException problem(final String root, final String message, final Throwable cause)
+    {
+        return root.isEmpty() ? ConfigException.withoutKey(message, cause) : new ConfigException(root, message, cause);
     }
 
     private static String under(final String root, final String key)
@@ -224,7 +236,7 @@ public final class ConfigFiles
             final int eq = override.indexOf('=');
             if (eq <= 0)
             {
-                throw new ConfigException("", "override \"" + override + "\": expected key.path=value");
+                throw ConfigException.withoutKey("override \"" + override + "\": expected key.path=value", null);
             }
             final String key = override.substring(0, eq).trim();
             final String text = override.substring(eq + 1).trim();

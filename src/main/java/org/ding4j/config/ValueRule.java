@@ -13,7 +13,8 @@ public interface ValueRule
     String check(Object value);
 
     /** Integers (or whole doubles such as 1e9) > 0. */
-    ValueRule POSITIVE_INTEGER = v -> isWhole(v) && ((Number)v).doubleValue() > 0 ? null : "expected a positive integer";
+    ValueRule POSITIVE_INTEGER =
+        v -> isWhole(v) && ((Number)v).doubleValue() > 0 ? null : "expected a positive integer";
 
     /** Integers (or whole doubles) >= 0. */
     ValueRule NON_NEGATIVE_INTEGER =

@@ -246,8 +246,7 @@ public final class OffPolicyPipeline
             {
                 throw ex;
             }
-            final String prefix = (ex.keyPath().isEmpty() ? "<root>" : ex.keyPath()) + ": ";
-            throw new ConfigException(ex.keyPath(), ex.getMessage().substring(prefix.length())
+            throw new ConfigException(ex.keyPath(), ex.detail()
                 + "; policy.type " + algorithm.name() + " takes the keys of " + algorithm.defaults().replace(
                 "org/ding4j/", "") + " (a config written for another policy.type does not fit it)", ex);
         }

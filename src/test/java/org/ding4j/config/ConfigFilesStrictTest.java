@@ -46,9 +46,9 @@ class ConfigFilesStrictTest
         assertEquals("policy.nstep: config file " + dir.resolve("alias.yaml")
             + ": YAML alias *n (line 3) is not supported; write the value out",
             loadError("alias.yaml", "a: &n 5\npolicy:\n  nstep: *n\n"));
-        assertEquals("<root>: config file " + dir.resolve("multi.yaml")
+        assertEquals("config file " + dir.resolve("multi.yaml")
             + " holds more than one document (line 3); expected one", loadError("multi.yaml", "seed: 1\n---\nseed: 2\n"));
-        assertEquals("<root>: config file " + dir.resolve("empty.yaml") + " is empty: expected a map at the top",
+        assertEquals("config file " + dir.resolve("empty.yaml") + " is empty: expected a map at the top",
             loadError("empty.yaml", "---\n"));
         assertEquals("seed: expected an integer in [-9223372036854775808, 9223372036854775807], got "
             + "99999999999999999999", loadError("big.yaml", "seed: 99999999999999999999\n"));
@@ -61,14 +61,14 @@ class ConfigFilesStrictTest
         final Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).start();
         assertEquals(true, mkfifo.waitFor(10, TimeUnit.SECONDS));
         assertEquals(0, mkfifo.exitValue());
-        assertEquals("<root>: config file " + fifo + " is not a regular file (a folder, FIFO or device)",
+        assertEquals("config file " + fifo + " is not a regular file (a folder, FIFO or device)",
             assertThrows(ConfigException.class, () -> ConfigFiles.load(fifo)).getMessage(), "no hang on a FIFO");
         final Path folder = Files.createDirectory(dir.resolve("folder.yaml"));
-        assertEquals("<root>: config file " + folder + " is not a regular file (a folder, FIFO or device)",
+        assertEquals("config file " + folder + " is not a regular file (a folder, FIFO or device)",
             assertThrows(ConfigException.class, () -> ConfigFiles.load(folder)).getMessage());
         final Path big = dir.resolve("big.yaml");
         Files.write(big, new byte[ConfigFiles.MAX_FILE_BYTES + 1]);
-        assertEquals("<root>: config file " + big + " is larger than " + ConfigFiles.MAX_FILE_BYTES + " bytes",
+        assertEquals("config file " + big + " is larger than " + ConfigFiles.MAX_FILE_BYTES + " bytes",
             assertThrows(ConfigException.class, () -> ConfigFiles.load(big)).getMessage());
     }
 

@@ -88,7 +88,7 @@ class ConfigSchemaTest
         assertEquals(List.of(1L, 2L), over.get("extra.list"));
         final ConfigException ex = assertThrows(ConfigException.class,
             () -> ConfigFiles.override(Config.empty(), List.of("no_equals_sign")));
-        assertEquals("<root>: override \"no_equals_sign\": expected key.path=value", ex.getMessage());
+        assertEquals("override \"no_equals_sign\": expected key.path=value", ex.getMessage());
     }
 
     @Test
