@@ -13,8 +13,8 @@ import org.ding4j.learner.StopSignals;
 
 /**
  * DI-engine's serial sample collector for TD3 and SAC on a {@link VectorEnv} with a bounded {@link Box} action
- * space: each step acts on every env at once (the policy's exploring action, or a uniform random one while the
- * buffer holds fewer than {@code random_collect_size} transitions), scales the [-1, 1] action onto the space's
+ * space: each step acts on every env at once (the policy's exploring action, or a uniform random one during the run's
+ * first {@code random_collect_size} env steps), scales the [-1, 1] action onto the space's
  * bounds, and stores the transition with the actor's action. A terminated episode stores no bootstrap; a truncated
  * one (a time limit) still bootstraps from its final observation. Not thread-safe.
  */
@@ -48,15 +48,19 @@ final class ContinuousCollector implements AutoCloseable
         envActions = new float[actions.length];
     }
 
-    /** Collects at least {@code n} transitions (whole vector steps), random ones first if the buffer is short. */
+    /**
+     * Collects at least {@code n} transitions (whole vector steps), the rest of the random warm-up first. The warm-up
+     * is the run's first {@code random_collect_size} env steps, a resumed run's steps counted in: a run resumed past
+     * it refills its replay (which checkpoints do not hold) with its trained policy's own actions.
+     */
     void collect(final Actor actor, final int n)
     {
-        final long until = envsteps + Math.max(n, randomCollect - buffer.pushed());
+        final long until = envsteps + Math.max(n, randomCollect - envsteps);
         // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next
         // update.
         while (envsteps < until && !StopSignals.requested())
         {
-            if (buffer.pushed() < randomCollect)
+            if (envsteps < randomCollect)
             {
                 for (int k = 0; k < actions.length; k++)
                 {

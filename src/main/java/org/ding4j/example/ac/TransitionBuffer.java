@@ -1,6 +1,7 @@
 package org.ding4j.example.ac;
 
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.example.pipeline.Replay;
 
 /**
@@ -75,14 +76,10 @@ public final class TransitionBuffer implements Replay<ControlBatch>
     public synchronized void push(final float[] o, final int oAt, final float[] a, final int aAt, final double r,
         final float[] next, final int nextAt, final boolean terminal)
     {
-        if (!Double.isFinite(r))
-        {
-            throw new IllegalArgumentException("reward: expected a finite value from the environment, got " + r
-                + " (transition " + pushed + ")");
-        }
-        finite("observation", o, oAt, obsWidth);
-        finite("next observation", next, nextAt, obsWidth);
-        finite("action", a, aAt, actionWidth);
+        EnvValues.requireFinite("reward", r, "transition", pushed);
+        EnvValues.requireFinite("observation", o, oAt, obsWidth, "transition", pushed);
+        EnvValues.requireFinite("next observation", next, nextAt, obsWidth, "transition", pushed);
+        EnvValues.requireFinite("action", a, aAt, actionWidth, "transition", pushed);
         System.arraycopy(o, oAt, obs, this.next * obsWidth, obsWidth);
         System.arraycopy(a, aAt, action, this.next * actionWidth, actionWidth);
         System.arraycopy(next, nextAt, nextObs, this.next * obsWidth, obsWidth);
@@ -91,18 +88,6 @@ public final class TransitionBuffer implements Replay<ControlBatch>
         this.next = this.next + 1 == capacity ? 0 : this.next + 1;
         size = Math.min(capacity, size + 1);
         pushed++;
-    }
-
-    private void finite(final String what, final float[] values, final int at, final int width)
-    {
-        for (int k = 0; k < width; k++)
-        {
-            if (!Float.isFinite(values[at + k]))
-            {
-                throw new IllegalArgumentException(what + ": expected finite values from the environment, got "
-                    + values[at + k] + " at index " + k + " (transition " + pushed + ")");
-            }
-        }
     }
 
     /**

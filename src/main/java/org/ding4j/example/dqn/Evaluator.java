@@ -2,6 +2,7 @@ package org.ding4j.example.dqn;
 
 import org.ding4j.env.Discrete;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.FlatParameters;
 
@@ -121,6 +122,7 @@ public final class Evaluator implements AutoCloseable
                 {
                     continue;
                 }
+                EnvValues.requireFinite("reward", envs.rewards()[i], "evaluation env", i);
                 episodeReturn[i] += envs.rewards()[i];
                 if (envs.terminated()[i] || envs.truncated()[i])
                 {

@@ -1,6 +1,7 @@
 package org.ding4j.example.dqn;
 
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.example.pipeline.Replay;
 import org.ding4j.policy.PriorityFeedback;
 
@@ -104,10 +105,14 @@ public final class ReplayBuffer implements Replay<DqnBatch>
      * @param nextRow     next observation, {@code obsWidth} floats from {@code nextOffset}
      * @param nextOffset  where it starts
      * @return the transition's unique id
+     * @throws IllegalArgumentException naming a NaN or infinite return or observation (nothing is stored then)
      */
     public synchronized long push(final float[] obsRow, final int obsOffset, final long act, final float ret,
         final float boot, final float[] nextRow, final int nextOffset)
     {
+        EnvValues.requireFinite("reward (n-step return)", ret, "transition", pushed);
+        EnvValues.requireFinite("observation", obsRow, obsOffset, obsWidth, "transition", pushed);
+        EnvValues.requireFinite("next observation", nextRow, nextOffset, obsWidth, "transition", pushed);
         final int slot = (int)(pushed % capacity);
         System.arraycopy(obsRow, obsOffset, obs, slot * obsWidth, obsWidth);
         System.arraycopy(nextRow, nextOffset, nextObs, slot * obsWidth, obsWidth);

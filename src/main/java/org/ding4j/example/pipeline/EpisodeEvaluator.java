@@ -9,9 +9,10 @@ import org.ding4j.learner.StopSignals;
 /**
  * DI-engine's evaluator for TD3, SAC and PPO: one whole episode per env with the deterministic action, run side by
  * side (a {@code Box} action scaled from [-1, 1] onto the space's bounds, a {@code Discrete} one passed as its index),
- * the mean undiscounted return. As DI-engine's evaluator envs do, each evaluation starts its episodes from fresh
- * random states, drawn from the envs' own streams (seeded apart from the collector's and saved in checkpoints): a
- * fixed set of starts could hold a good policy just short of the stop value for ever. Not thread-safe.
+ * the mean undiscounted return. Each evaluation starts its episodes from fresh random states, drawn from the envs' own
+ * streams (seeded apart from the collector's and saved in checkpoints), where DI-engine's evaluator (and DQN's
+ * {@code Evaluator} here) replays the same seeded starts every time: a fixed set of starts could hold a good policy
+ * just short of the stop value for ever. Not thread-safe.
  */
 public final class EpisodeEvaluator implements AutoCloseable
 {
@@ -62,6 +63,7 @@ public final class EpisodeEvaluator implements AutoCloseable
             {
                 if (running[i])
                 {
+                    EnvValues.requireFinite("reward", envs.rewards()[i], "evaluation env", i);
                     returns[i] += envs.rewards()[i];
                     if (envs.terminated()[i] || envs.truncated()[i])
                     {

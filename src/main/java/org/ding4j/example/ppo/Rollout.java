@@ -7,6 +7,7 @@ import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.example.pipeline.ActionScale;
+import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.example.pipeline.Replay;
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.FusedPpo;
@@ -131,11 +132,7 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
             for (int i = 0; i < envCount; i++)
             {
                 final double reward = envs.rewards()[i];
-                if (!Double.isFinite(reward))
-                {
-                    throw new IllegalArgumentException("reward: expected a finite value from the environment, got "
-                        + reward + " from env " + i);
-                }
+                EnvValues.requireFinite("reward", reward, "env", i);
                 rewards[at + i] = (float)reward;
                 flags[at + i] = envs.terminated()[i] ? (byte)(FusedPpo.ENDED | FusedPpo.TERMINAL)
                     : envs.truncated()[i] ? FusedPpo.ENDED : 0;
@@ -157,13 +154,9 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
 
     private void finite(final float[] rowsOf, final String what)
     {
-        for (int k = 0; k < envCount * obsWidth; k++)
+        for (int i = 0; i < envCount; i++)
         {
-            if (!Float.isFinite(rowsOf[k]))
-            {
-                throw new IllegalArgumentException(what + ": expected finite values from the environment, got "
-                    + rowsOf[k] + " at index " + k % obsWidth + " of env " + k / obsWidth);
-            }
+            EnvValues.requireFinite(what, rowsOf, i * obsWidth, obsWidth, "env", i);
         }
     }
 

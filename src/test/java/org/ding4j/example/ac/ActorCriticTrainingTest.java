@@ -136,7 +136,8 @@ class ActorCriticTrainingTest
 
     /**
      * A restarted attempt (torchrun's restart count 1) in a TD3 or SAC job's folder resumes from the newest verified
-     * checkpoint, not from update 0, and its summary records the attempt.
+     * checkpoint, not from update 0, and its summary records the attempt. It does not repeat the random warm-up (200
+     * env steps here): its policy refills the replay, and updates resume once it holds a batch (64).
      */
     @ParameterizedTest
     @ValueSource(strings = {"td3", "sac"})
@@ -145,7 +146,8 @@ class ActorCriticTrainingTest
         final Path exp = dir.resolve("restart-" + algorithm);
         final Config user = Config.empty().with("policy.type", algorithm).with("exp_name", exp.toString())
             .with("policy.random_collect_size", 200L).with("learner.hook.save_ckpt_after_iter", 40L);
-        new OffPolicyPipeline(user.with("pipeline.max_train_iter", 90L)).run(p -> { });
+        final OffPolicyRun.Summary first = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 90L))
+            .run(p -> { });
         final OffPolicyRun.Summary resumed = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 130L),
             org.ding4j.dist.DistInfo.single(), org.ding4j.dist.ElasticAttempt.fromEnvironment(Map.of(
             "TORCHELASTIC_RESTART_COUNT", "1",
@@ -155,6 +157,9 @@ class ActorCriticTrainingTest
         assertEquals(90, ((Number)elastic.get("resumed_iter")).intValue(), json.toString());
         assertTrue(((String)elastic.get("resumed_from")).endsWith("iteration_90.pth.tar"), json.toString());
         assertTrue(resumed.trainIter() >= 130 && resumed.trainIter() < 140, "continued from 90: " + resumed);
+        final long stepsAfterResume = resumed.envSteps() - first.envSteps();
+        assertTrue(stepsAfterResume < 200, "40 updates after a batch's 64 steps, no second warm-up: "
+            + stepsAfterResume + " env steps (" + first + " then " + resumed + ")");
     }
 
     /** An env that fails at its 250th step, to fail a run in the middle (found by name through env.type). */

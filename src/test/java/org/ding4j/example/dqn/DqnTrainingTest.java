@@ -82,6 +82,44 @@ class DqnTrainingTest
             box.getMessage());
     }
 
+    /**
+     * A reward that turns NaN stops the run with the reward named (TD3's, SAC's and PPO's collectors refuse it alike),
+     * instead of training every update after it on a NaN loss; the summary records the error.
+     */
+    @Test
+    void aNonFiniteRewardShouldStopTheRunNamingIt() throws Exception
+    {
+        final Config user = Config.empty().with("exp_name", dir.resolve("nan").toString())
+            .with("env.type", NanRewardCartPole.class.getName()).with("pipeline.max_env_step", 2_000L);
+        final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> new OffPolicyPipeline(user).run(p -> { }, Map.of()));
+        assertTrue(ex.getMessage().startsWith("reward") && ex.getMessage().contains(
+            "expected a finite value from the environment, got NaN ("), ex.getMessage());
+        assertTrue(Files.readString(dir.resolve("nan/summary.json")).contains("got NaN"));
+    }
+
+    /** CartPole whose reward is NaN at each instance's 40th step (over episodes): evaluation's envs and collection's. */
+    public static final class NanRewardCartPole extends org.ding4j.env.EnvWrapper
+    {
+        private int steps;
+
+        /** A CartPole. */
+        public NanRewardCartPole()
+        {
+            super(new CartPole());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            env.step(action, obs, result);
+            if (++steps == 40)
+            {
+                result.set(Double.NaN, result.terminated(), result.truncated());
+            }
+        }
+    }
+
     @Test
     void shouldSolveCartPoleWithTheDefaultConfig() throws Exception
     {

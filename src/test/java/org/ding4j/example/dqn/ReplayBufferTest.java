@@ -2,6 +2,7 @@ package org.ding4j.example.dqn;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.SplittableRandom;
@@ -124,6 +125,27 @@ class ReplayBufferTest
         assertTrue(buffer.update(2, 2, 0.5));
         buffer.push(new float[] {6}, 0, 0, 0f, 0f, new float[] {6}, 0);
         assertEquals(9 + 1e-6, buffer.weightOf(2), 1e-12, "id 6 in slot 2 at the max priority");
+    }
+
+    /** A NaN or infinite return or observation is refused, named with its transition, and nothing is stored. */
+    @Test
+    void aNonFiniteTransitionShouldBeRefusedAndNotStored()
+    {
+        final ReplayBuffer buffer = new ReplayBuffer(4, 2, false, 0.6, 0.4, 1);
+        buffer.push(new float[] {1, 2}, 0, 0, 1f, 0.9f, new float[] {3, 4}, 0);
+        final IllegalArgumentException ret = assertThrows(IllegalArgumentException.class,
+            () -> buffer.push(new float[] {1, 2}, 0, 0, Float.NaN, 0.9f, new float[] {3, 4}, 0));
+        assertEquals("reward (n-step return): expected a finite value from the environment, got NaN (transition 1)",
+            ret.getMessage());
+        final IllegalArgumentException obs = assertThrows(IllegalArgumentException.class,
+            () -> buffer.push(new float[] {1, Float.POSITIVE_INFINITY}, 0, 0, 1f, 0.9f, new float[] {3, 4}, 0));
+        assertEquals("observation: expected finite values from the environment, got Infinity at index 1 (transition 1)",
+            obs.getMessage());
+        final IllegalArgumentException next = assertThrows(IllegalArgumentException.class,
+            () -> buffer.push(new float[] {1, 2}, 0, 0, 1f, 0.9f, new float[] {Float.NaN, 4}, 0));
+        assertTrue(next.getMessage().startsWith("next observation: expected finite values"), next.getMessage());
+        assertEquals(1, buffer.size());
+        assertEquals(1, buffer.pushed());
     }
 
     /** Pearson's statistic of the counts against draws in proportion to the weights. */

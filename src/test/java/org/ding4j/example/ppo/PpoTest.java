@@ -240,7 +240,7 @@ class PpoTest
             final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
                 () -> rollout.collect(policy.acting()));
             assertTrue(ex.getMessage().startsWith("reward: expected a finite value") && ex.getMessage().contains(
-                "NaN from env 1"), ex.getMessage());
+                "NaN (env 1)"), ex.getMessage());
             assertEquals(0, rollout.size(), "no rollout is handed to an update");
             assertEquals(0, policy.optimizer().stepCount());
         }

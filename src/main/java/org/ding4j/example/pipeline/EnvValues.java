@@ -1,0 +1,52 @@
+package org.ding4j.example.pipeline;
+
+/**
+ * The check each collector makes on what an environment returned, before it is stored: a NaN or infinite reward or
+ * observation would reach the update as a NaN loss and train every net after it on nothing, so it is refused at once,
+ * naming the value, its index and the transition or env it came with. Allocates only to throw.
+ */
+public final class EnvValues
+{
+    private EnvValues()
+    {
+    }
+
+    /**
+     * @param what   what the value is ({@code "reward"}, {@code "n-step return"})
+     * @param reward the value
+     * @param unit   what {@code index} counts ({@code "transition"}, {@code "env"})
+     * @param index  which one
+     * @throws IllegalArgumentException naming the value and where it came from, if it is NaN or infinite
+     */
+    public static void requireFinite(final String what, final double reward, final String unit, final long index)
+    {
+        if (!Double.isFinite(reward))
+        {
+            throw new IllegalArgumentException(what + ": expected a finite value from the environment, got " + reward
+                + " (" + unit + " " + index + ")");
+        }
+    }
+
+    /**
+     * @param what   what the values are ({@code "observation"}, {@code "next observation"})
+     * @param values the array holding them
+     * @param at     the first one's index in it
+     * @param width  how many
+     * @param unit   what {@code index} counts ({@code "transition"}, {@code "env"})
+     * @param index  which one
+     * @throws IllegalArgumentException naming the first NaN or infinite value, its index within the row and where it
+     *                                  came from
+     */
+    public static void requireFinite(final String what, final float[] values, final int at, final int width,
+        final String unit, final long index)
+    {
+        for (int k = 0; k < width; k++)
+        {
+            if (!Float.isFinite(values[at + k]))
+            {
+                throw new IllegalArgumentException(what + ": expected finite values from the environment, got "
+                    + values[at + k] + " at index " + k + " (" + unit + " " + index + ")");
+            }
+        }
+    }
+}
