@@ -408,12 +408,11 @@ public final class OffPolicyPipeline
             {
                 // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
                 updatesDone = run.learner().trainIter();
-                run.writeSummary(run.summary(setupS, warmupS, false, ex), startup, elastic, ex);
+                run.writeSummary(run.summary(setupS, warmupS, null, ex), startup, elastic, ex);
                 throw ex;
             }
             updatesDone = run.learner().trainIter();
-            final OffPolicyRun.Summary summary = run.summary(setupS, warmupS, RunOutcome.INTERRUPTED == outcome,
-                null);
+            final OffPolicyRun.Summary summary = run.summary(setupS, warmupS, outcome, null);
             run.writeSummary(summary, startup, elastic, null);
             return summary;
         }

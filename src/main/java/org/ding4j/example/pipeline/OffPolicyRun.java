@@ -28,6 +28,7 @@ import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.RunOutcome;
 import org.ding4j.torch.FlatParameters;
 
 /**
@@ -81,12 +82,13 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
      * @param updatesPerS    updates per second of training wall time
      * @param mode           serial or parallel
      * @param interrupted    whether SIGINT/SIGTERM stopped it (rank 0 saved {@code ckpt_interrupt})
+     * @param stopped        whether the application's {@code BaseLearner.stop()} ended it before its limits
      * @param error          what failed the run (then rethrown after this summary was written), or null
      * @param paths          where the checkpoints, logs and TensorBoard files are, the world size
      */
     public record Summary(String algorithm, long seed, boolean solved, double stopValue, double bestEvalReturn,
         long envSteps, long trainIter, double wallS, double setupS, double warmupS, double updatesPerS, String mode,
-        boolean interrupted, String error, Map<String, Object> paths)
+        boolean interrupted, boolean stopped, String error, Map<String, Object> paths)
     {
     }
 
@@ -397,12 +399,11 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     /**
      * @param setupS      the setup's seconds
      * @param warmupS     the warm-up's seconds
-     * @param interrupted whether a signal stopped the run
-     * @param error       what failed it, or null
+     * @param outcome how the learner's run ended, or null when it failed
+     * @param error   what failed it, or null
      * @return the run's summary now
      */
-    public Summary summary(final double setupS, final double warmupS, final boolean interrupted,
-        final Throwable error)
+    public Summary summary(final double setupS, final double warmupS, final RunOutcome outcome, final Throwable error)
     {
         learner.collectorEnvstep(parts.envSteps());
         final double wallS = elapsedS();
@@ -432,7 +433,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         }
         return new Summary(algorithm, seed, schedule.solved(), schedule.stopValue(), schedule.bestReturn(),
             parts.envSteps(), learner.trainIter(), wallS, setupS, warmupS, (learner.trainIter() - startIter) / wallS,
-            cfg.getString("pipeline.mode"), interrupted, null == error ? null : error.toString(), paths);
+            cfg.getString("pipeline.mode"), RunOutcome.INTERRUPTED == outcome, RunOutcome.STOPPED == outcome,
+            null == error ? null : error.toString(), paths);
     }
 
     /**
@@ -457,9 +459,11 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         json.put("seed", summary.seed());
         json.put("solved", summary.solved());
         json.put("interrupted", summary.interrupted());
+        json.put("stopped", summary.stopped());
         json.put("error", summary.error());
         json.put("stop_value", summary.stopValue());
-        json.put("best_eval_return", summary.bestEvalReturn());
+        // JSON has no infinity (Jackson would write the string "-Infinity"): no evaluation yet is null.
+        json.put("best_eval_return", Double.isFinite(summary.bestEvalReturn()) ? summary.bestEvalReturn() : null);
         json.put("solved_at_env_step", solvedAtEnvStep);
         json.put("solved_at_s", solvedAtS);
         json.put("env_steps", summary.envSteps());
@@ -467,7 +471,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         json.put("wall_s", summary.wallS());
         json.put("setup_s", summary.setupS());
         json.put("warmup_s", summary.warmupS());
-        json.put("updates_per_s", summary.updatesPerS());
+        json.put("updates_per_s", Double.isFinite(summary.updatesPerS()) ? summary.updatesPerS() : null);
         json.put("mode", summary.mode());
         synchronized (evaluations)
         {

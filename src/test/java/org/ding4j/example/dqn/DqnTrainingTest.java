@@ -83,8 +83,9 @@ class DqnTrainingTest
     }
 
     /**
-     * A reward that turns NaN stops the run with the reward named (TD3's, SAC's and PPO's collectors refuse it alike),
-     * instead of training every update after it on a NaN loss; the summary records the error.
+     * A reward that turns NaN stops the run with the reward named (TD3's, SAC's and PPO's refuse it alike), here in
+     * the first evaluation, before any update (the replay's own check: {@code ReplayBufferTest}); the summary records
+     * the error, and no best return (null: JSON has no infinity).
      */
     @Test
     void aNonFiniteRewardShouldStopTheRunNamingIt() throws Exception
@@ -95,10 +96,41 @@ class DqnTrainingTest
             IllegalArgumentException.class, () -> new OffPolicyPipeline(user).run(p -> { }, Map.of()));
         assertTrue(ex.getMessage().startsWith("reward") && ex.getMessage().contains(
             "expected a finite value from the environment, got NaN ("), ex.getMessage());
-        assertTrue(Files.readString(dir.resolve("nan/summary.json")).contains("got NaN"));
+        final String summary = Files.readString(dir.resolve("nan/summary.json"));
+        assertTrue(summary.contains("got NaN (evaluation env ") && summary.contains("\"best_eval_return\" : null"),
+            summary);
     }
 
-    /** CartPole whose reward is NaN at each instance's 40th step (over episodes): evaluation's envs and collection's. */
+    /**
+     * A run the application ends with {@code BaseLearner.stop()} (from any thread; here a hook on the training thread
+     * at update 30) says so in its summary: stopped, not interrupted by a signal, no error.
+     */
+    @Test
+    void aRunEndedByTheApplicationsStopShouldSaySo() throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
+            .with("exp_name", dir.resolve("stopped").toString()).with("env.stop_value", 1000.0));
+        pipeline.onLearner(learner -> learner.registerHook(
+            new org.ding4j.hook.LearnerHook("stop_at_30", 50, org.ding4j.hook.HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final org.ding4j.hook.HookContext context)
+                {
+                    if (30 == context.lastIter())
+                    {
+                        learner.stop();
+                    }
+                }
+            }));
+        final OffPolicyRun.Summary summary = pipeline.run(p -> { });
+        assertTrue(summary.stopped() && !summary.interrupted() && null == summary.error(), summary.toString());
+        assertEquals(30, summary.trainIter());
+        final com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(dir.resolve("stopped/summary.json").toFile());
+        assertTrue(json.get("stopped").asBoolean() && !json.get("interrupted").asBoolean(), json.toString());
+    }
+
+    /** CartPole whose reward is NaN at each instance's 5th step: the first evaluation's envs meet it. */
     public static final class NanRewardCartPole extends org.ding4j.env.EnvWrapper
     {
         private int steps;
@@ -113,7 +145,7 @@ class DqnTrainingTest
         public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
         {
             env.step(action, obs, result);
-            if (++steps == 40)
+            if (++steps == 5)
             {
                 result.set(Double.NaN, result.terminated(), result.truncated());
             }
