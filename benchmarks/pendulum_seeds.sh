@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # TD3 and SAC on Pendulum-v1, seeds 0-4 each, alternating algorithms: `ding4j train --config
 # examples/pendulum_{td3,sac}.yaml --seed S` (each timed as a whole process), one table from summary.json: whether it
-# reached the stop value (-250 over 5 evaluation episodes), the env steps and training seconds to the first such
+# reached the stop value (-250 over the config's 10 evaluation episodes), the env steps and training seconds to the first such
 # evaluation, and the whole run's updates, training and process wall. Extra arguments go to every train (e.g.
 # --set policy.learn.fused_update=false). Build first (mvn -B -q package -DskipTests); runs in a scratch folder.
 set -euo pipefail

@@ -62,7 +62,7 @@ public final class EmbeddedTraining
 
     public static void main(final String[] args)
     {
-        Threads.configure();    // 1 libtorch thread, OpenBLAS min(cores, 4): see the README
+        Threads.configure();    // 1 libtorch thread, 1 OpenBLAS thread: see the README
         final String exp = args.length > 0 ? args[0] : "embedded_run";
         final Config cfg = ConfigFiles.override(Config.empty(), List.of("hook.log_show_after_iter=50"));
         final long[] next = {0};
@@ -80,7 +80,8 @@ public final class EmbeddedTraining
                     }
                 }
             });
-            // run() is the learner's lifecycle: before_run, updates, after_run (saves iteration_300), Ctrl-C handled.
+            // run() is the learner's lifecycle: before_run, updates, after_run (saves iteration_300); stop() from any
+            // thread ends it after the update in flight.
             System.out.println("run " + learner.run(new TrainingLoop()
             {
                 @Override public boolean prepare() { return next[0] < 300; }

@@ -23,13 +23,12 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code ding4j eval --ckpt FILE [--episodes N] [--seed N] [CONFIG] [--set ...]}: greedy episodes of a checkpoint's
- * {@code model} on fresh random CartPole starts (not the training evaluator's replayed ones). The net's shape, its
- * activation and the environment come from the config: the one given, else the training run's
- * {@code total_config.yaml} when the checkpoint lies in its {@code ckpt/} folder (a Tanh net evaluated as a ReLU one
- * would load without complaint: the shapes are the same), else the embedded default. A config whose
- * {@code policy.type} is td3 or sac evaluates that policy's deterministic action on fresh {@code env.type} starts
- * instead.
+ * {@code ding4j eval --ckpt FILE [--episodes N] [--seed N] [CONFIG] [--set ...]}: episodes of a checkpoint's
+ * {@code model} on fresh random starts of the config's {@code env.type}, with the greedy (DQN) or deterministic (TD3,
+ * SAC, PPO) action of its {@code policy.type}. The net's shape, its activation and the environment come from the
+ * config: the one given, else the training run's {@code total_config.yaml} when the checkpoint lies in its
+ * {@code ckpt/} folder (a Tanh net evaluated as a ReLU one would load without complaint: the shapes are the same),
+ * else the embedded default.
  */
 @Command(name = "eval", mixinStandardHelpOptions = true,
     description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3, SAC or PPO).")

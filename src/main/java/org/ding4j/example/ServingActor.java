@@ -12,6 +12,7 @@ import org.ding4j.example.ppo.PpoPolicy;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.policy.Policy;
 import org.ding4j.serve.PublishedWeights;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
@@ -128,6 +129,33 @@ public final class ServingActor
         final PpoPolicy.Settings s = policy.settings();
         return new ServingActor(policy.parameters(), policy.actorPlan(), null, !s.discrete(),
             s.discrete() ? 1 : s.actions());
+    }
+
+    /**
+     * Serves whichever shipped policy this is ({@link #greedy} for DQN, {@link #of(ActorCritic)} for TD3 and SAC,
+     * {@link #of(PpoPolicy)} for PPO): what a pipeline's learner hands over, as in
+     * {@code pipeline.onLearner(learner -> ServingActor.of(learner.policy()))}.
+     *
+     * @param policy the policy (its acting net is published now)
+     * @return the serving actor
+     * @throws IllegalArgumentException naming the policy's class if it is none of the shipped ones
+     */
+    public static ServingActor of(final Policy<?> policy)
+    {
+        if (policy instanceof DqnPolicy dqn)
+        {
+            return greedy(dqn);
+        }
+        if (policy instanceof ActorCritic actorCritic)
+        {
+            return of(actorCritic);
+        }
+        if (policy instanceof PpoPolicy ppo)
+        {
+            return of(ppo);
+        }
+        throw new IllegalArgumentException("policy: expected DqnPolicy, Td3Policy, SacPolicy or PpoPolicy, got "
+            + (null == policy ? "null" : policy.getClass().getName()));
     }
 
     /** Copies the policy's current weights for the readers (the training thread, while the policy is open). */

@@ -151,7 +151,7 @@ public class BaseLearner<B> implements AutoCloseable
         return effective;
     }
 
-    /** @return the learner's defaults (SPEC section 1), as a deep immutable tree */
+    /** @return the learner's defaults (DI-engine's BaseLearner config), as a deep immutable tree */
     public static Config defaultConfig()
     {
         return LearnerConfig.SCHEMA.defaults();

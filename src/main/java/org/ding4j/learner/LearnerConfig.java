@@ -13,7 +13,7 @@ import org.ding4j.config.ValueRule;
 import org.ding4j.log.LearnerLog;
 
 /**
- * The learner's config: DI-engine's defaults (SPEC section 1) and the rules each key must meet, so that a bad value
+ * The learner's config: DI-engine's BaseLearner defaults and the rules each key must meet, so that a bad value
  * fails at construction with its full key path ({@code learner.hook.save_ckpt_after_iter: expected a positive
  * integer, got -5}). The {@code hook} section is open: the hook registry checks its entries (simplified values and
  * full forms, a full form under a simplified key too).

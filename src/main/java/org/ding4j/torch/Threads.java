@@ -10,7 +10,7 @@ import org.bytedeco.pytorch.global.torch;
  * <p>
  * Why it exists: the JavaCPP libtorch links OpenBLAS (its own pthread pool) and libgomp (libtorch's intra-op pool,
  * spin-waiting by default). With both pools at their defaults on a 2-core machine they fight over the cores and
- * an update of a small MLP takes 23 ms instead of 0.5 ms (DESIGN.md; benchmarks/README.md has our own numbers).
+ * an update of a small MLP takes 23 ms instead of 0.5 ms (docs/design.md; benchmarks/README.md has the numbers).
  * <p>
  * The rule, measured in {@code benchmarks/} ({@code ThreadsBenchmark}):
  * <ul>

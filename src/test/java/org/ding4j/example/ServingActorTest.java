@@ -190,4 +190,67 @@ class ServingActorTest
             assertEquals(3, actor.version(), "published after updates 10 and 20");
         }
     }
+
+    /**
+     * A pipeline's learner hands its policy over: {@code ServingActor.of(learner.policy())} serves it while the run
+     * trains, as docs/environments.md shows; another kind of policy is refused by name.
+     */
+    @Test
+    void aPipelinesPolicyShouldBeServedThroughItsLearner(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+        throws Exception
+    {
+        final org.ding4j.example.OffPolicyPipeline pipeline = new org.ding4j.example.OffPolicyPipeline(
+            org.ding4j.config.Config.empty().with("exp_name", dir.resolve("serve").toString())
+                .with("env.stop_value", 1000.0).with("pipeline.max_train_iter", 200L));
+        final java.util.concurrent.atomic.AtomicReference<ServingActor> serving =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        pipeline.onLearner(learner ->
+        {
+            final ServingActor actor = ServingActor.of(learner.policy());
+            learner.registerHook(actor.publishEvery(50));
+            serving.set(actor);
+        });
+        pipeline.run(p -> { });
+        assertEquals(5, serving.get().version(), "published when made and after updates 50, 100, 150 and 200");
+        final int action = serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f});
+        assertTrue(0 == action || 1 == action, "a CartPole action: " + action);
+        final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalArgumentException.class, () -> ServingActor.of(new org.ding4j.policy.Policy<Object>()
+            {
+                @Override
+                public void registerLogVars(final org.ding4j.policy.LogSink sink)
+                {
+                }
+
+                @Override
+                public void forward(final Object batch, final org.ding4j.policy.LogSink sink)
+                {
+                }
+
+                @Override
+                public java.util.List<String> monitorVars()
+                {
+                    return java.util.List.of();
+                }
+
+                @Override
+                public int batchSize()
+                {
+                    return 1;
+                }
+
+                @Override
+                public java.util.Map<String, Object> stateDict()
+                {
+                    return java.util.Map.of();
+                }
+
+                @Override
+                public void loadStateDict(final java.util.Map<String, Object> state)
+                {
+                }
+            }));
+        assertTrue(other.getMessage().startsWith("policy: expected DqnPolicy, Td3Policy, SacPolicy or PpoPolicy, got "),
+            other.getMessage());
+    }
 }
