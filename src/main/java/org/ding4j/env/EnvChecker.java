@@ -31,7 +31,9 @@ public final class EnvChecker
         {
             throw new IllegalArgumentException("steps: expected >= 1, got " + steps);
         }
-        final String name = env.toString();
+        // Object's toString (the class and a hash code) names the class alone; an env's own toString is kept.
+        final String name = env.toString().equals(env.getClass().getName() + "@" + Integer.toHexString(env.hashCode()))
+            ? env.getClass().getName() : env.toString();
         final Box obsSpace = env.observationSpace();
         final Space actionSpace = env.actionSpace();
         if (null == obsSpace || null == actionSpace || obsSpace.flatSize() < 1)

@@ -300,5 +300,42 @@ class EnvApiTest
             .getMessage();
         assertTrue(stepMessage.startsWith("Walk: step 0 after reset(seed=5), run again with the same seed and "
             + "actions: observation[0] "), stepMessage);
+        // An env without a toString of its own is named by its class, not Object's class@hash.
+        final Walk inner = new Walk();
+        inner.nanAt = 1;
+        final Env plain = new Env()
+        {
+            @Override
+            public Box observationSpace()
+            {
+                return inner.observationSpace();
+            }
+
+            @Override
+            public Space actionSpace()
+            {
+                return inner.actionSpace();
+            }
+
+            @Override
+            public void reset(final long seed, final float[] obs)
+            {
+                inner.reset(seed, obs);
+            }
+
+            @Override
+            public void reset(final float[] obs)
+            {
+                inner.reset(obs);
+            }
+
+            @Override
+            public void step(final float[] action, final float[] obs, final StepResult result)
+            {
+                inner.step(action, obs, result);
+            }
+        };
+        assertEquals(plain.getClass().getName() + ": step 0 after reset(seed=5): observation[0] = NaN is not finite",
+            assertThrows(IllegalStateException.class, () -> EnvChecker.check(plain, 5, 50)).getMessage());
     }
 }
