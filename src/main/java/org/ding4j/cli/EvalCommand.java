@@ -16,6 +16,7 @@ import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.torch.Threads;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -75,6 +76,11 @@ final class EvalCommand implements Callable<Integer>
         try (PointerScope scope = new PointerScope())
         {
             r = pipeline.evaluate(new TorchCheckpointIO().read(ckpt), episodes, seed);
+        }
+        catch (final EnvValues.NonFiniteValueException ex)
+        {
+            // The environment's fault, not the checkpoint's: a failure (exit 1), not bad input (exit 2).
+            throw new IllegalStateException(ex.getMessage(), ex);
         }
         catch (final IllegalArgumentException ex)
         {

@@ -2,7 +2,8 @@ package org.ding4j.config;
 
 /**
  * A config value that breaks a rule: the message names the full key path, the value and the rule, e.g.
- * {@code learner.hook.save_ckpt_after_iter: expected a positive integer, got -5}.
+ * {@code learner.hook.save_ckpt_after_iter: expected a positive integer, got -5}; a problem no key stands for (a
+ * config file that cannot be read) names its subject instead ({@link #withoutKey}).
  */
 public final class ConfigException extends IllegalArgumentException
 {

@@ -67,5 +67,13 @@ class EvalCommandTest
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "700000000"));
         assertTrue(err.toString().contains("--episodes: expected an integer in [1, 100000], got 700000000"),
             err::toString);
+        // An environment that returns a NaN reward fails the evaluation (exit 1) naming the reward: the environment's
+        // fault, not a bad checkpoint (exit 2).
+        final StringWriter envErr = new StringWriter();
+        cli.setErr(new PrintWriter(envErr, true));
+        assertEquals(1, cli.execute("eval", "--ckpt", ckpt.toString(), "--episodes", "2", "--set",
+            "env.type=org.ding4j.example.dqn.DqnTrainingTest$NanRewardCartPole"), envErr::toString);
+        assertTrue(envErr.toString().startsWith("ding4j: reward: expected a finite value from the environment, got NaN"),
+            envErr::toString);
     }
 }

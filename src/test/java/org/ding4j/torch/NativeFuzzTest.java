@@ -17,11 +17,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Random calls into every fused native entry point ({@link FusedDqnUpdate}: create, bind, update, forward;
- * {@link FusedMlpStep}: create, bind, step; {@link FusedAdam} over the gradients they wrote; {@link FusedActorCritic}
- * (TD3 and SAC): create, bind, update; {@link FusedPpo}: create, bind, update, gradients; {@link PackedMlp}: plan,
- * pack, forward on each variant): random layouts and batch sizes, tensors of the wrong shape, dtype or layout, closed
- * or resized after binding, bindings passed to another update, actions and minibatch orders outside their range, NaN,
- * inf and huge values. Each call must return or throw
+ * {@link FusedMlpStep}: create, bind, step; {@link FusedAdam} and {@link FusedSgd} over the gradients they wrote;
+ * {@link FusedActorCritic} (TD3 and SAC, on one thread or two): create, bind, update; {@link FusedPpo}: create, bind,
+ * update, gradients, GAE; {@link PackedMlp}: plan, pack, forward on each variant): random layouts and batch sizes,
+ * tensors of the wrong shape, dtype or layout, closed or resized after binding, bindings passed to another update,
+ * actions and minibatch orders outside their range, NaN, inf and huge values. Each call must return or throw
  * {@link IllegalArgumentException}; anything else fails the test, and a write outside a buffer kills the JVM (under
  * {@code .ci/run}'s AddressSanitizer build, at the first byte). {@code -Dding4j.fuzz.calls=N} sets the number of
  * calls (default 3,000; the sanitizer run makes 10,000), {@code -Dding4j.fuzz.seed} the seed.
@@ -77,8 +77,9 @@ class NativeFuzzTest
         {
             each.append(", ").append(KINDS[k]).append(' ').append(callsOf[k]).append(" (").append(refusedOf[k])
                 .append(" refused)");
-            assertTrue(refusedOf[k] > 0 && refusedOf[k] < callsOf[k], "the " + KINDS[k] + " calls should mix refused "
-                + "and accepted ones: " + refusedOf[k] + " of " + callsOf[k]);
+            // A few calls (-Dding4j.fuzz.calls=20) need not reach every kind both ways.
+            assertTrue(callsOf[k] < 50 || refusedOf[k] > 0 && refusedOf[k] < callsOf[k], "the " + KINDS[k]
+                + " calls should mix refused and accepted ones: " + refusedOf[k] + " of " + callsOf[k]);
         }
         System.out.println("NativeFuzzTest: " + calls + " calls in " + cases + " cases, " + refused + " refused"
             + each);
@@ -144,7 +145,9 @@ class NativeFuzzTest
         {
             return;
         }
-        final FusedAdam adam = new FusedAdam(online, AdamConfig.adam(1e-3), 10.0);
+        final FusedOptimizer<?> adam = random.nextBoolean() ? new FusedAdam(online, AdamConfig.adam(1e-3), 10.0)
+            : new FusedSgd(online, SgdConfig.sgd(1e-3, random.nextBoolean() ? 0.9 : 0.0),
+                random.nextBoolean() ? 1.0 : 0.0);
         try (update; adam)
         {
             final FusedDqnUpdate other = 0 == random.nextInt(4) ? new FusedDqnUpdate(online, target, hidden, obs,
@@ -167,7 +170,7 @@ class NativeFuzzTest
     }
 
     private void dqnCall(final String what, final FusedDqnUpdate update, final FusedDqnUpdate other,
-        final FlatParameters online, final int batch, final int obs, final int actions, final FusedAdam adam)
+        final FlatParameters online, final int batch, final int obs, final int actions, final FusedOptimizer<?> adam)
     {
         if (random.nextInt(3) == 0)
         {
@@ -294,6 +297,8 @@ class NativeFuzzTest
                 return;
             }
             owned.add(update);
+            // Both cores now and then: the twin critics' halves on a helper thread.
+            update.threads(1 + random.nextInt(2));
             FusedActorCritic.Batch previous = null;
             for (int k = 0; k < 16; k++)
             {
@@ -361,8 +366,13 @@ class NativeFuzzTest
                 return;
             }
             owned.add(update);
+            update.threads(1 + random.nextInt(2));
             for (int k = 0; k < 16; k++)
             {
+                if (0 == random.nextInt(4))
+                {
+                    gaeCall(what + " gae " + k);
+                }
                 final int rows = minibatch * (1 + random.nextInt(3)) + (0 == random.nextInt(20) ? 1 : 0);
                 final Tensor x = floats(new long[] {rows, bent(obs)}, 0.05);
                 final Tensor taken = discrete ? indices(bent(rows), actions)
@@ -478,6 +488,35 @@ class NativeFuzzTest
                 });
             }
         }
+    }
+
+    /** GAE over a random rollout: arrays a row short now and then, NaN and infinite rewards, gamma out of range. */
+    private void gaeCall(final String what)
+    {
+        final int steps = random.nextInt(6);
+        final int envs = 1 + random.nextInt(4);
+        final int rows = steps * envs;
+        final float[] rewards = new float[(int)bent(rows)];
+        final float[] values = new float[(int)bent(rows)];
+        final byte[] flags = new byte[(int)bent(rows)];
+        for (int i = 0; i < rewards.length; i++)
+        {
+            rewards[i] = random.nextInt(20) == 0 ? specialValue() : (float)random.nextGaussian();
+        }
+        for (int i = 0; i < flags.length; i++)
+        {
+            flags[i] = (byte)random.nextInt(4);
+        }
+        final float[] truncValues = new float[(int)bent(rows)];
+        final float[] lastValues = new float[(int)bent(envs)];
+        final float[] advantages = new float[(int)bent(rows)];
+        final float[] returns = new float[(int)bent(rows)];
+        final double gamma = random.nextInt(20) == 0 ? 1.5 : 0.99;
+        call(what, () -> {
+            FusedPpo.gae(steps, envs, rewards, values, flags, truncValues, lastValues, gamma, 0.95, advantages,
+                returns);
+            return this;
+        });
     }
 
     /** Widths from {@code in} through one or two hidden layers to {@code out}. */

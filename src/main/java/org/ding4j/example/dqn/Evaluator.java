@@ -37,6 +37,7 @@ public final class Evaluator implements AutoCloseable
     private final int[] quota;
     private final boolean[] running;
     private final double[] episodeReturn;
+    private final int obsWidth;
 
     /**
      * @param envs     the environments
@@ -65,6 +66,7 @@ public final class Evaluator implements AutoCloseable
         quota = new int[envs.size()];
         running = new boolean[envs.size()];
         episodeReturn = new double[envs.size()];
+        obsWidth = envs.observationSpace().flatSize();
         envs.reset(seed);
     }
 
@@ -123,6 +125,8 @@ public final class Evaluator implements AutoCloseable
                     continue;
                 }
                 EnvValues.requireFinite("reward", envs.rewards()[i], "evaluation env", i);
+                EnvValues.requireFinite("observation", envs.observations(), i * obsWidth, obsWidth, "evaluation env",
+                    i);
                 episodeReturn[i] += envs.rewards()[i];
                 if (envs.terminated()[i] || envs.truncated()[i])
                 {

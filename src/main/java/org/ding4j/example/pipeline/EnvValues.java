@@ -7,6 +7,21 @@ package org.ding4j.example.pipeline;
  */
 public final class EnvValues
 {
+    /**
+     * A NaN or infinite value from an environment: an {@link IllegalArgumentException} to whoever stored it, of its own
+     * type so that a caller can tell the environment's fault from a bad argument of its own ({@code ding4j eval}
+     * reports it as a failure, not as a bad checkpoint).
+     */
+    public static final class NonFiniteValueException extends IllegalArgumentException
+    {
+        private static final long serialVersionUID = 1L;
+
+        NonFiniteValueException(final String message)
+        {
+            super(message);
+        }
+    }
+
     private EnvValues()
     {
     }
@@ -16,13 +31,13 @@ public final class EnvValues
      * @param reward the value
      * @param unit   what {@code index} counts ({@code "transition"}, {@code "env"})
      * @param index  which one
-     * @throws IllegalArgumentException naming the value and where it came from, if it is NaN or infinite
+     * @throws NonFiniteValueException naming the value and where it came from, if it is NaN or infinite
      */
     public static void requireFinite(final String what, final double reward, final String unit, final long index)
     {
         if (!Double.isFinite(reward))
         {
-            throw new IllegalArgumentException(what + ": expected a finite value from the environment, got " + reward
+            throw new NonFiniteValueException(what + ": expected a finite value from the environment, got " + reward
                 + " (" + unit + " " + index + ")");
         }
     }
@@ -34,8 +49,8 @@ public final class EnvValues
      * @param width  how many
      * @param unit   what {@code index} counts ({@code "transition"}, {@code "env"})
      * @param index  which one
-     * @throws IllegalArgumentException naming the first NaN or infinite value, its index within the row and where it
-     *                                  came from
+     * @throws NonFiniteValueException naming the first NaN or infinite value, its index within the row and where it
+     *                                 came from
      */
     public static void requireFinite(final String what, final float[] values, final int at, final int width,
         final String unit, final long index)
@@ -44,7 +59,7 @@ public final class EnvValues
         {
             if (!Float.isFinite(values[at + k]))
             {
-                throw new IllegalArgumentException(what + ": expected finite values from the environment, got "
+                throw new NonFiniteValueException(what + ": expected finite values from the environment, got "
                     + values[at + k] + " at index " + k + " (" + unit + " " + index + ")");
             }
         }

@@ -82,17 +82,28 @@ public final class ParallelDriver<B> implements AutoCloseable
         collectorThread = Threads.newThread(this::collectLoop, "collector");
     }
 
-    /** @return how the learner's run ended */
+    /**
+     * @return how the learner's run ended: {@link RunOutcome#DONE} when this driver ended it (solved, or a limit of
+     *     env steps or updates reached), {@link RunOutcome#STOPPED} only for the application's own {@code stop()}
+     */
     public RunOutcome run()
     {
         learner.dataSource(size -> nextBatch());
         learner.setupDataloader();
         learner.registerHook(new PublishHook());
         learner.registerHook(new StartCollectorHook());
-        final RunOutcome outcome;
+        RunOutcome outcome;
         try
         {
             outcome = learner.start();
+            // The driver ends the learner with stop() itself; a run it ended has done what it was asked to.
+            synchronized (lock)
+            {
+                if (RunOutcome.STOPPED == outcome && stopping)
+                {
+                    outcome = RunOutcome.DONE;
+                }
+            }
         }
         finally
         {

@@ -185,6 +185,44 @@ class ActorCriticTrainingTest
     }
 
     /**
+     * An observation that turns NaN stops a TD3 or SAC run naming it, here in the first evaluation (before any
+     * collection), as DQN's evaluator and every collector refuse it: a NaN observation would otherwise act as some
+     * action and count as a return.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"td3", "sac"})
+    void aNonFiniteObservationShouldStopTheRunNamingIt(final String algorithm)
+    {
+        final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> new OffPolicyPipeline(
+            Config.empty().with("policy.type", algorithm).with("exp_name", dir.resolve("nan-" + algorithm).toString())
+                .with("env.type", NanObservationPendulum.class.getName())).run(p -> { }));
+        assertEquals("observation: expected finite values from the environment, got NaN at index 1 (evaluation env 0)",
+            ex.getMessage());
+    }
+
+    /** A Pendulum whose observation's second entry is NaN at each instance's 3rd step. */
+    public static final class NanObservationPendulum extends org.ding4j.env.EnvWrapper
+    {
+        private int steps;
+
+        /** A Pendulum with its time limit. */
+        public NanObservationPendulum()
+        {
+            super(new org.ding4j.example.envs.Pendulum());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            env.step(action, obs, result);
+            if (++steps == 3)
+            {
+                obs[1] = Float.NaN;
+            }
+        }
+    }
+
+    /**
      * A resume validates the checkpoint's state like the config: an evaluation after its own update count (which
      * kept every evaluation from coming due), a negative update counter, a diverged (infinite) weight are refused,
      * naming the entry, and the folder keeps what it had.

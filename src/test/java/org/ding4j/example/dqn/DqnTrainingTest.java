@@ -103,13 +103,19 @@ class DqnTrainingTest
 
     /**
      * A run the application ends with {@code BaseLearner.stop()} (from any thread; here a hook on the training thread
-     * at update 30) says so in its summary: stopped, not interrupted by a signal, no error.
+     * at update 30) says so in its summary: stopped, not interrupted by a signal, no error. A run that reaches its
+     * limit does not, in parallel mode either (whose driver ends the learner with stop() itself).
      */
-    @Test
-    void aRunEndedByTheApplicationsStopShouldSaySo() throws Exception
+    @ParameterizedTest
+    @ValueSource(strings = {"serial", "parallel"})
+    void aRunEndedByTheApplicationsStopShouldSaySo(final String mode) throws Exception
     {
-        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
-            .with("exp_name", dir.resolve("stopped").toString()).with("env.stop_value", 1000.0));
+        final Config user = Config.empty().with("env.stop_value", 1000.0).with("pipeline.mode", mode);
+        final OffPolicyRun.Summary limited = new OffPolicyPipeline(user.with("exp_name",
+            dir.resolve("limit-" + mode).toString()).with("pipeline.max_train_iter", 40L)).run(p -> { });
+        assertTrue(!limited.stopped() && !limited.interrupted() && null == limited.error(), limited.toString());
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(user.with("exp_name",
+            dir.resolve("stopped-" + mode).toString()));
         pipeline.onLearner(learner -> learner.registerHook(
             new org.ding4j.hook.LearnerHook("stop_at_30", 50, org.ding4j.hook.HookPosition.AFTER_ITER)
             {
@@ -126,7 +132,7 @@ class DqnTrainingTest
         assertTrue(summary.stopped() && !summary.interrupted() && null == summary.error(), summary.toString());
         assertEquals(30, summary.trainIter());
         final com.fasterxml.jackson.databind.JsonNode json = new com.fasterxml.jackson.databind.ObjectMapper()
-            .readTree(dir.resolve("stopped/summary.json").toFile());
+            .readTree(dir.resolve("stopped-" + mode + "/summary.json").toFile());
         assertTrue(json.get("stopped").asBoolean() && !json.get("interrupted").asBoolean(), json.toString());
     }
 
