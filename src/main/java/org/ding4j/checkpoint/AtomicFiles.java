@@ -18,7 +18,9 @@ import java.util.Objects;
 /**
  * Writes files so that a crash never leaves a truncated file under the final name: the bytes go to a temporary
  * file in the same folder, are forced to disk, the temporary file is renamed over the target atomically, and the
- * folder is forced so that the rename itself survives a power cut. A reader sees the old file or the new one.
+ * folder is forced so that the rename itself survives a power cut. A reader sees the old file or the new one. A new
+ * file gets the permissions the process's umask gives any file it creates (as {@code torch.save}'s would), a replaced
+ * one keeps its own: a serving process or a teammate that could read the old checkpoint reads the new one.
  */
 public final class AtomicFiles
 {
@@ -112,9 +114,10 @@ public final class AtomicFiles
     {
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
-        final Path temp = Files.createTempFile(folder, "." + absolute.getFileName(), ".tmp");
+        final Path temp = createTemporary(folder, absolute.getFileName().toString());
         try
         {
+            keepPermissions(absolute, temp);
             try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
                 StandardOpenOption.TRUNCATE_EXISTING))
             {
@@ -136,6 +139,44 @@ public final class AtomicFiles
         finally
         {
             Files.deleteIfExists(temp);
+        }
+    }
+
+    /**
+     * A new empty {@code .NAME<random>.tmp} in the folder, with the umask's permissions: {@code Files.createTempFile}
+     * would make it owner-only (0600), and the rename would carry that onto every checkpoint and summary.
+     */
+    private static Path createTemporary(final Path folder, final String name) throws IOException
+    {
+        for (int attempt = 0; ; attempt++)
+        {
+            final Path temp = folder.resolve("." + name + Long.toUnsignedString(
+                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            try
+            {
+                Files.newByteChannel(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
+                return temp;
+            }
+            catch (final java.nio.file.FileAlreadyExistsException ex)
+            {
+                if (attempt >= 100)
+                {
+                    throw ex;
+                }
+            }
+        }
+    }
+
+    /** The file being replaced keeps its permissions (on a file system without POSIX ones there are none to keep). */
+    private static void keepPermissions(final Path existing, final Path temp) throws IOException
+    {
+        try
+        {
+            Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(existing));
+        }
+        catch (final java.nio.file.NoSuchFileException | UnsupportedOperationException ex)
+        {
+            // A new file, or no POSIX permissions here: the umask's stand.
         }
     }
 

@@ -1,0 +1,44 @@
+package org.ding4j.checkpoint;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The permissions of what {@link AtomicFiles} writes: a new file gets what the umask gives any new file (a temporary
+ * file made owner-only once made every checkpoint and summary unreadable to a serving process running as another
+ * user), a replaced file keeps its own, and no temporary file is left.
+ */
+class AtomicFilesTest
+{
+    @TempDir
+    Path dir;
+
+    @Test
+    void aNewFileShouldGetTheUmasksPermissionsAndAReplacedOneKeepItsOwn() throws IOException
+    {
+        final Path reference = Files.createFile(dir.resolve("reference"));
+        final Path file = dir.resolve("ckpt_best.pth.tar");
+        AtomicFiles.write(file, "first".getBytes(StandardCharsets.UTF_8));
+        assertEquals(Files.getPosixFilePermissions(reference), Files.getPosixFilePermissions(file),
+            "as any new file here");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r-----"));
+        AtomicFiles.write(file, "second".getBytes(StandardCharsets.UTF_8));
+        assertEquals(PosixFilePermissions.fromString("rw-r-----"), Files.getPosixFilePermissions(file));
+        assertArrayEquals("second".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(file));
+        try (Stream<Path> files = Files.list(dir))
+        {
+            assertEquals(List.of(file, reference), files.sorted().toList(), "no temporary file left");
+        }
+    }
+}
