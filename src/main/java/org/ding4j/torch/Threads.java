@@ -46,6 +46,8 @@ public final class Threads
     public static final int DEFAULT_BLAS_THREADS = 1;
 
     private static Settings applied;
+    /** Whether libtorch's inter-op count was set: libtorch takes it once per process and throws on a second call. */
+    private static boolean interOpSet;
     /** Null: the default, named daemon threads. */
     private static volatile ThreadFactory factory;
 
@@ -152,16 +154,23 @@ public final class Threads
     private static void apply(final int intraOp, final int interOp, final int blas)
     {
         torch.set_num_threads(intraOp);
-        int interOpInForce = interOp;
-        try
+        // libtorch allows this call once, before its inter-op pool starts; later calls keep whatever is in force,
+        // which does not affect a learner that runs one graph at a time. A second call is not made at all: its C++
+        // exception aborts a JVM whose C++ exceptions AddressSanitizer intercepts (the sanitizer build's tests).
+        int interOpInForce = null == applied ? 0 : applied.interOp();
+        if (!interOpSet)
         {
-            torch.set_num_interop_threads(interOp);
-        }
-        catch (final RuntimeException ex)
-        {
-            // libtorch allows this call only before its inter-op pool starts (and only once); later calls keep
-            // whatever is in force, which does not affect a learner that runs one graph at a time.
-            interOpInForce = null == applied ? 0 : applied.interOp();
+            interOpSet = true;
+            try
+            {
+                torch.set_num_interop_threads(interOp);
+                interOpInForce = interOp;
+            }
+            catch (final RuntimeException ex)
+            {
+                // The application's own libtorch work started the pool first.
+                interOpInForce = 0;
+            }
         }
         openblas_nolapack.blas_set_num_threads(blas);
         applied = new Settings(torch.get_num_threads(), interOpInForce, openblas_nolapack.blas_get_num_threads());

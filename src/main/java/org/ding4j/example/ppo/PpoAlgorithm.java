@@ -45,6 +45,11 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     private static final long MAX_WIDTH = 1 << 16;
     /** The rows of one training call's minibatch order (n_sample x epochs), an int each. */
     private static final long MAX_ORDER = 1 << 26;
+    /**
+     * Minibatches of one training call: they run in one native call that no stop interrupts (SIGTERM waits for it),
+     * so a call is kept to about a second (the shipped configs run 16 and 640).
+     */
+    static final long MAX_MINIBATCHES = 10_000;
 
     @Override
     public String name()
@@ -134,6 +139,19 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
                 + rows + " (every epoch is whole minibatches of the rollout), got " + minibatch);
         }
         final long epochs = cfg.getLong("policy.learn.epoch_per_collect");
+        final String oneCall = " (a training call runs n_sample / batch_size x epoch_per_collect minibatches, at most "
+            + MAX_MINIBATCHES + ", in one native call that a stop waits for)";
+        if (rows / minibatch > MAX_MINIBATCHES)
+        {
+            throw new ConfigException("policy.learn.batch_size", "expected at least " + (rows + MAX_MINIBATCHES - 1)
+                / MAX_MINIBATCHES + " with policy.collect.n_sample " + rows + oneCall + ", got " + minibatch);
+        }
+        if (rows / minibatch * epochs > MAX_MINIBATCHES)
+        {
+            throw new ConfigException("policy.learn.epoch_per_collect", "expected at most " + MAX_MINIBATCHES
+                / (rows / minibatch) + " with policy.collect.n_sample " + rows + " and policy.learn.batch_size "
+                + minibatch + oneCall + ", got " + epochs);
+        }
         if (rows * epochs > MAX_ORDER)
         {
             throw new ConfigException("policy.learn.epoch_per_collect", "expected at most " + MAX_ORDER / rows
