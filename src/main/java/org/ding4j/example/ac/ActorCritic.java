@@ -2,6 +2,7 @@ package org.ding4j.example.ac;
 
 import org.ding4j.example.pipeline.Actor;
 
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,7 @@ import org.ding4j.torch.FusedAdam;
 import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
 import org.ding4j.torch.PackedMlp;
+import org.ding4j.torch.StateDictReport;
 import org.ding4j.torch.Threads;
 
 /**
@@ -413,6 +415,9 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
     @Override
     public void loadStateDict(final Map<String, Object> state)
     {
+        final List<String> modelKeys = new ArrayList<>(actor.modelKeys("actor."));
+        modelKeys.addAll(critic.modelKeys("critic."));
+        StateDictReport.requireSameKeys(getClass().getSimpleName(), modelKeys, section(state, "model"));
         for (final String key : optimizerKeys())
         {
             if (!state.containsKey(key) && !freshOptimizer)

@@ -126,6 +126,12 @@ final class TrainedNets implements AutoCloseable
         }
     }
 
+    /** @return the keys {@link #exportTo} writes into the model section under {@code prefix} */
+    List<String> modelKeys(final String prefix)
+    {
+        return params.names().stream().map(name -> prefix + name).toList();
+    }
+
     /** Loads the entries under {@code prefix} of the two dicts, strictly (every tensor, the right shapes). */
     void importFrom(final String prefix, final Map<?, ?> model, final Map<?, ?> targetModel)
     {

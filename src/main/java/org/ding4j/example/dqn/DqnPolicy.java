@@ -20,6 +20,7 @@ import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedAdam;
 import org.ding4j.torch.FusedDqnUpdate;
 import org.ding4j.torch.NativeOwner;
+import org.ding4j.torch.StateDictReport;
 
 /**
  * DI-engine's DQN in learn mode on libtorch. One update on a {@link DqnBatch}:
@@ -529,6 +530,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
+        StateDictReport.requireSameKeys("DQN", params.names(), section(state, "model"));
         if (!state.containsKey("optimizer") && !freshOptimizer)
         {
             throw new IllegalArgumentException("DQN state dict: 'optimizer' is missing, so Adam would restart from "

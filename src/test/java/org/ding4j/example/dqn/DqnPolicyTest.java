@@ -217,6 +217,17 @@ class DqnPolicyTest
             assertTrue(ex.getMessage().contains("policy.learn.fresh_optimizer_on_resume"), ex.getMessage());
             resumed.allowFreshOptimizer(true);
             resumed.loadStateDict(state);
+            // Another algorithm's checkpoint (a SAC one: actor and critic, no 'optimizer') is refused for its net
+            // first: the advice about the optimizer would lead nowhere.
+            resumed.allowFreshOptimizer(false);
+            final Map<String, Object> other = new java.util.LinkedHashMap<>();
+            other.put("model", Map.of("actor.0.weight", torch.zeros(8, OBS)));
+            other.put("actor_optimizer", Map.of());
+            final IllegalArgumentException cross = org.junit.jupiter.api.Assertions.assertThrows(
+                IllegalArgumentException.class, () -> resumed.loadStateDict(other));
+            assertTrue(cross.getMessage().startsWith("DQN state dict: its 'model' is another net's (missing keys ["
+                + "encoder.main.0.weight, ") && cross.getMessage().contains("unexpected keys [actor.0.weight]"),
+                cross.getMessage());
         }
     }
 
