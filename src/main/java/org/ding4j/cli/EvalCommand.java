@@ -67,6 +67,10 @@ final class EvalCommand implements Callable<Integer>
             throw new IllegalArgumentException("--episodes: expected an integer in [1, " + MAX_EPISODES + "], got "
                 + episodes);
         }
+        if (!Files.exists(ckpt))
+        {
+            throw new IllegalArgumentException("--ckpt: " + ckpt + " does not exist");
+        }
         final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
         final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
         final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);

@@ -189,10 +189,11 @@ final class TrainCommand implements Callable<Integer>
         {
             out.println();
         }
-        out.printf("%s after %d env steps and %d updates: best eval return %.4g (stop value %.4g)%n",
+        // A run stopped before its first evaluation has no best return (-infinity inside, null in summary.json).
+        out.printf("%s after %d env steps and %d updates: %s (stop value %.4g)%n",
             summary.interrupted() ? "interrupted" : summary.solved() ? "solved" : "not solved", summary.envSteps(),
-            summary.trainIter(),
-            summary.bestEvalReturn(), summary.stopValue());
+            summary.trainIter(), Double.isFinite(summary.bestEvalReturn()) ? String.format("best eval return %.4g",
+            summary.bestEvalReturn()) : "no evaluation yet", summary.stopValue());
         out.printf("time: JVM start to train command %.2f s, then config %.2f s, native load %.2f s on its own thread "
             + "(%.2f s waited), warm-up %.2f s, setup %.2f s, training %.2f s (%.0f updates/s); train command %.2f s%n",
             jvmStartS, configS, Natives.loadSeconds(),
@@ -207,8 +208,9 @@ final class TrainCommand implements Callable<Integer>
         {
             out.println("class-data archive for faster starts: written as this JVM exits (once after a build)");
         }
-        out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n",
-            summary.paths().get("best_checkpoint"), summary.paths().get("log"), summary.paths().get("tensorboard"),
+        final Object best = summary.paths().get("best_checkpoint");
+        out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n", null == best ? "none yet" : best,
+            summary.paths().get("log"), summary.paths().get("tensorboard"),
             Path.of(cfg.getString("exp_name"), "summary.json"));
         out.flush();
         return 0;

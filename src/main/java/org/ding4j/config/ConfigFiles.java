@@ -252,6 +252,11 @@ public final class ConfigFiles
             }
             catch (final JsonProcessingException ex)
             {
+                // YAML's own spellings of NaN and infinity, which no key accepts (a config holds finite numbers).
+                if (text.matches("[-+]?\\.(inf|Inf|INF)|\\.(nan|NaN|NAN)"))
+                {
+                    throw new ConfigException(key, "expected a finite number, got " + text, ex);
+                }
                 throw new ConfigException(key, "override value \"" + text + "\" is not valid YAML", ex);
             }
             result = result.with(key, value);

@@ -75,5 +75,10 @@ class EvalCommandTest
             "env.type=org.ding4j.example.dqn.DqnTrainingTest$NanRewardCartPole"), envErr::toString);
         assertTrue(envErr.toString().startsWith("ding4j: reward: expected a finite value from the environment, got NaN"),
             envErr::toString);
+        final StringWriter missingErr = new StringWriter();
+        cli.setErr(new PrintWriter(missingErr, true));
+        assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", dir.resolve("nope.pth.tar").toString()));
+        assertTrue(missingErr.toString().contains("--ckpt: " + dir.resolve("nope.pth.tar") + " does not exist"),
+            missingErr::toString);
     }
 }

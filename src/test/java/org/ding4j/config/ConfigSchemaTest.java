@@ -89,6 +89,12 @@ class ConfigSchemaTest
         final ConfigException ex = assertThrows(ConfigException.class,
             () -> ConfigFiles.override(Config.empty(), List.of("no_equals_sign")));
         assertEquals("override \"no_equals_sign\": expected key.path=value", ex.getMessage());
+        for (final String nonFinite : List.of(".nan", ".inf", "-.inf", "+.Inf"))
+        {
+            assertEquals("policy.learn.learning_rate: expected a finite number, got " + nonFinite, assertThrows(
+                ConfigException.class, () -> ConfigFiles.override(Config.empty(), List.of(
+                "policy.learn.learning_rate=" + nonFinite))).getMessage());
+        }
     }
 
     @Test
