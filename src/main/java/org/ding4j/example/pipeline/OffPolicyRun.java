@@ -50,6 +50,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     public static final String RANDOM_STATE = "random";
     /** The checkpoint saved on each new best evaluation, in the learner's checkpoint folder. */
     public static final String BEST_CHECKPOINT = "ckpt_best.pth.tar";
+    private static final java.util.regex.Pattern DIGITS = java.util.regex.Pattern.compile("\\d+");
 
     /**
      * A progress report, sent after each evaluation (on the evaluating thread; keep it short).
@@ -396,6 +397,13 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
     }
 
+    /** A file name whose digit runs are padded to 20 places, so that text order is numbers' order. */
+    private static String naturalKey(final Path file)
+    {
+        return DIGITS.matcher(file.getFileName().toString())
+            .replaceAll(run -> "0".repeat(Math.max(0, 20 - run.group().length())) + run.group());
+    }
+
     /**
      * @param setupS      the setup's seconds
      * @param warmupS     the warm-up's seconds
@@ -413,7 +421,9 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         List<String> checkpoints;
         try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
         {
-            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f)).map(Path::toString).sorted().toList();
+            // Natural order (iteration_980 before iteration_1805), as text order would not have it.
+            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f))
+                .sorted(java.util.Comparator.comparing(OffPolicyRun::naturalKey)).map(Path::toString).toList();
         }
         catch (final IOException ex)
         {

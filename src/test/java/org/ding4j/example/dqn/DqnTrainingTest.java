@@ -112,8 +112,16 @@ class DqnTrainingTest
     {
         final Config user = Config.empty().with("env.stop_value", 1000.0).with("pipeline.mode", mode);
         final OffPolicyRun.Summary limited = new OffPolicyPipeline(user.with("exp_name",
-            dir.resolve("limit-" + mode).toString()).with("pipeline.max_train_iter", 40L)).run(p -> { });
+            dir.resolve("limit-" + mode).toString()).with("pipeline.max_train_iter", 120L)
+            .with("learner.hook.save_ckpt_after_iter", 20L)).run(p -> { });
         assertTrue(!limited.stopped() && !limited.interrupted() && null == limited.error(), limited.toString());
+        // The checkpoints in natural order: iteration_20 ... iteration_100, iteration_120 (text order would put
+        // iteration_100 before iteration_20).
+        final List<?> listed = (List<?>)limited.paths().get("checkpoints");
+        final List<String> iterations = listed.stream().map(f -> Path.of(f.toString()).getFileName().toString())
+            .filter(name -> name.startsWith("iteration_")).toList();
+        assertEquals(List.of("iteration_20.pth.tar", "iteration_40.pth.tar", "iteration_60.pth.tar",
+            "iteration_80.pth.tar", "iteration_100.pth.tar", "iteration_120.pth.tar"), iterations);
         final OffPolicyPipeline pipeline = new OffPolicyPipeline(user.with("exp_name",
             dir.resolve("stopped-" + mode).toString()));
         pipeline.onLearner(learner -> learner.registerHook(
