@@ -162,20 +162,26 @@ final class LaunchCommand implements Callable<Integer>
         // them a complete cache and a quicker start.
         Natives.load();
         final List<Process> processes = new ArrayList<>();
-        // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing.
+        final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
+        // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing; the JVM
+        // then exits with the signal's code (143 for SIGTERM, as torchrun's agent), the error files' folder removed.
         final Thread onExit = new Thread(() -> {
             stopping = true;
             try
             {
                 stopAll(processes);
+                deleteTree(errorFiles);
             }
             catch (final InterruptedException ex)
             {
                 Thread.currentThread().interrupt();
             }
+            catch (final IOException ex)
+            {
+                // A folder in the temporary folder the system cleans: nothing of the job's is lost.
+            }
         }, "ding4j-launch-shutdown");
         Runtime.getRuntime().addShutdownHook(onExit);
-        final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
         try
         {
             final List<Map<String, Object>> failed = new ArrayList<>();
@@ -206,8 +212,15 @@ final class LaunchCommand implements Callable<Integer>
         finally
         {
             stopAll(processes);
-            Runtime.getRuntime().removeShutdownHook(onExit);
             deleteTree(errorFiles);
+            try
+            {
+                Runtime.getRuntime().removeShutdownHook(onExit);
+            }
+            catch (final IllegalStateException ex)
+            {
+                // Ctrl-C or SIGTERM to the launcher: the JVM is shutting down and the hook has stopped the ranks.
+            }
             spec.commandLine().getOut().flush();
         }
     }
@@ -328,6 +341,10 @@ final class LaunchCommand implements Callable<Integer>
             {
                 Files.deleteIfExists(file);
             }
+        }
+        catch (final java.nio.file.NoSuchFileException | java.io.UncheckedIOException ex)
+        {
+            // Removed meanwhile: a stopped launcher's shutdown hook and its main thread both clean up.
         }
     }
 

@@ -123,4 +123,40 @@ class JobIsolationTest
         assertTrue(new com.fasterxml.jackson.databind.ObjectMapper().readTree(exp.resolve("summary.json").toFile())
             .get("interrupted").asBoolean(), "the summary says it was interrupted");
     }
+
+    /**
+     * A launcher stopped with SIGTERM stops its rank (which saves {@code ckpt_interrupt}), exits with the signal's
+     * code without an error line of its own (it once printed "Shutdown in progress"), and leaves no folder of its
+     * error files in the temporary folder.
+     */
+    @Test
+    void aLauncherStoppedBySigtermShouldStopItsRanksAndCleanUp(@TempDir final Path dir) throws Exception
+    {
+        final Path exp = dir.resolve("job");
+        final Path tmp = Files.createDirectories(dir.resolve("tmp"));
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
+        command.add(1, "-Djava.io.tmpdir=" + tmp);
+        command.addAll(List.of("launch", "--nproc", "1", "--", "train", "--set", "exp_name=" + exp, "--set",
+            "env.stop_value=1000", "--set", "pipeline.max_env_step=100000000"));
+        final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command),
+            line -> line.startsWith("[rank 0] env steps"));
+        try
+        {
+            assertTrue(launcher.reached.await(120, TimeUnit.SECONDS), launcher::output);
+            launcher.process.toHandle().destroy();
+            assertTrue(launcher.process.waitFor(90, TimeUnit.SECONDS), launcher::output);
+            assertEquals(128 + 15, launcher.process.exitValue(), launcher::output);
+        }
+        finally
+        {
+            launcher.process.descendants().forEach(ProcessHandle::destroyForcibly);
+        }
+        assertFalse(launcher.output().contains("Shutdown in progress"), launcher::output);
+        assertTrue(Files.isRegularFile(exp.resolve("ckpt/ckpt_interrupt.pth.tar")), launcher::output);
+        try (java.util.stream.Stream<Path> left = Files.list(tmp))
+        {
+            assertEquals(List.of(), left.filter(f -> f.getFileName().toString().startsWith("ding4j-launch-"))
+                .toList(), "the error files' folder is removed");
+        }
+    }
 }
