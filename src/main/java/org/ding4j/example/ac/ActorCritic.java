@@ -443,6 +443,19 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         importOptimizers(state);
     }
 
+    /**
+     * Loads the actor alone from a checkpoint's {@code model} section: what acting needs ({@code ding4j eval}, a
+     * service), so a file without the critics' targets, the optimizers or the noise stream (saved from Python, say)
+     * serves too. Training on from it needs {@link #loadStateDict}.
+     *
+     * @param state a checkpoint
+     * @throws IllegalArgumentException if it has no {@code model} dict or the actor's tensors in it do not fit
+     */
+    public void loadActor(final Map<String, Object> state)
+    {
+        actor.importParams("actor.", section(state, "model"));
+    }
+
     /** @return the state-dict keys of the optimizers, in the order {@link #optimizers()} gives them */
     abstract List<String> optimizerKeys();
 

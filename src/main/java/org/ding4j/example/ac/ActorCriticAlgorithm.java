@@ -221,8 +221,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         torch.manual_seed(seed);
         try (ActorCritic policy = newPolicy(cfg, seed + 7))
         {
-            policy.allowFreshOptimizer(true);
-            policy.loadStateDict(state);
+            // The actor alone: a model-only file (or one saved from Python) evaluates too.
+            policy.loadActor(state);
             final double mean;
             final double[] returns;
             try (EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))

@@ -132,6 +132,12 @@ final class TrainedNets implements AutoCloseable
         return params.names().stream().map(name -> prefix + name).toList();
     }
 
+    /** Loads the online net's entries under {@code prefix} of a model dict alone, strictly (acting needs no more). */
+    void importParams(final String prefix, final Map<?, ?> model)
+    {
+        params.loadStateDict(section(prefix, model), true);
+    }
+
     /** Loads the entries under {@code prefix} of the two dicts, strictly (every tensor, the right shapes). */
     void importFrom(final String prefix, final Map<?, ?> model, final Map<?, ?> targetModel)
     {

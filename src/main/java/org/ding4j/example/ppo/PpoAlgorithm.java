@@ -228,7 +228,8 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         try (PpoPolicy policy = new PpoPolicy(settings(cfg), seed);
             EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
         {
-            policy.loadStateDict(state);
+            // The nets alone: a model-only file (or one saved from Python) evaluates too.
+            policy.loadModel(state);
             final double mean = evaluator.evaluate(policy.acting());
             final double[] returns = evaluator.returns();
             return new double[] {mean, java.util.Arrays.stream(returns).min().orElseThrow(),

@@ -649,15 +649,33 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        if (!(state.get("model") instanceof Map<?, ?> model) || !(state.get("optimizer") instanceof Map<?, ?>)
+        if (!(state.get("model") instanceof Map<?, ?>) || !(state.get("optimizer") instanceof Map<?, ?>)
             || !(state.get("shuffle") instanceof Long saved))
         {
             throw new IllegalArgumentException("PPO state: expected model, optimizer and shuffle, got "
                 + state.keySet());
         }
-        params.loadStateDict(model, true);
+        loadModel(state);
         optimizer.loadStateDict((Map<String, Object>)state.get("optimizer"));
         shuffle.state(saved);
+    }
+
+    /**
+     * Loads the nets alone from a checkpoint's {@code model} section: what acting needs ({@code ding4j eval}, a
+     * service), so a file without the optimizer or the shuffle stream (saved from Python, say) serves too. Training
+     * on from it needs {@link #loadStateDict}.
+     *
+     * @param state a checkpoint
+     * @throws IllegalArgumentException if it has no {@code model} dict or its tensors do not fit the nets
+     */
+    public void loadModel(final Map<String, Object> state)
+    {
+        if (!(state.get("model") instanceof Map<?, ?> model))
+        {
+            throw new IllegalArgumentException("PPO state: expected a model dict, got " + state.keySet());
+        }
+        params.loadStateDict(model, true);
+        // The acting copies repack from the new weights.
         updates++;
     }
 

@@ -93,6 +93,16 @@ class ActorCriticTrainingTest
         // `ding4j eval`'s path: the best net on 20 fresh starts, far above an untrained one's ~-1200.
         final double[] eval = pipeline.evaluate(best, 20, 12345);
         assertTrue(eval[0] > -500 && eval[1] <= eval[0] && eval[0] <= eval[2], java.util.Arrays.toString(eval));
+        // The actor alone (a file saved from Python, DI-engine's without this run's streams) evaluates the same.
+        final Map<String, Object> actorOnly = new java.util.LinkedHashMap<>();
+        model.forEach((k, v) -> {
+            if (String.valueOf(k).startsWith("actor."))
+            {
+                actorOnly.put(String.valueOf(k), v);
+            }
+        });
+        org.junit.jupiter.api.Assertions.assertArrayEquals(eval, pipeline.evaluate(Map.of("model", actorOnly), 20,
+            12345));
     }
 
     @ParameterizedTest

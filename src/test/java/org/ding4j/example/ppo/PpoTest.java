@@ -144,6 +144,9 @@ class PpoTest
             final Map<String, Object> state = new TorchCheckpointIO().read(exp.resolve("ckpt/ckpt_best.pth.tar"));
             final double[] eval = OffPolicyPipeline.forEvaluation(cfg).evaluate(state, 20, 99);
             assertTrue(eval[0] > 100, "mean return of the best checkpoint on 20 fresh starts: " + eval[0]);
+            // The nets alone (a file saved from Python, say) evaluate the same: acting needs no optimizer state.
+            assertArrayEquals(eval, OffPolicyPipeline.forEvaluation(cfg).evaluate(Map.of("model", state.get("model")),
+                20, 99));
         }
     }
 
