@@ -32,7 +32,8 @@ import org.bytedeco.pytorch.global.torch;
 /**
  * Checkpoints in PyTorch's own {@code torch.save} format (the zip archive of {@code data.pkl}, one record per
  * tensor storage, {@code version}), read and written without Python: {@code .pth.tar} files from DI-engine load
- * here, and {@code torch.load} (PyTorch 1.13 and 2.x, {@code weights_only=True} included) reads what this writes.
+ * here, and {@code torch.load} (PyTorch 1.13 and 2.x; with {@code weights_only=True} 2.x, whose weights-only reader,
+ * unlike 1.13's, takes floats) reads what this writes.
  *
  * <p>Reading: the archive's zip structure is checked by {@link ZipFile}, every record's CRC-32 is verified, the
  * pickle runs through a restricted unpickler ({@link PickleReader}: no code runs, unknown globals are refused),

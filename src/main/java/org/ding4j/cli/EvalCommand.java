@@ -88,7 +88,15 @@ final class EvalCommand implements Callable<Integer>
         }
         catch (final IllegalArgumentException ex)
         {
-            throw new IllegalArgumentException("checkpoint " + ckpt + ": " + ex.getMessage(), ex);
+            // A checkpoint that does not fit the config: bad input, exit 2.
+            throw new IllegalArgumentException("checkpoint " + ckpt + ": " + ex.getMessage()
+                + (null == source ? " (no CONFIG given and no total_config.yaml beside its ckpt/ folder: the embedded "
+                + "DQN config was used)" : ""), ex);
+        }
+        catch (final org.ding4j.checkpoint.CorruptCheckpointException ex)
+        {
+            // Not a checkpoint (damaged, truncated, the legacy format): bad input too.
+            throw new IllegalArgumentException(ex.getMessage(), ex);
         }
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("checkpoint", ckpt.toString());

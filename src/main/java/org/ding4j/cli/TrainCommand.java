@@ -219,7 +219,8 @@ final class TrainCommand implements Callable<Integer>
     /**
      * Runs the pipeline; a failure during training is exit 1 (a runtime failure), even when it is an
      * IllegalArgumentException (an env refusing a NaN action after the weights diverged): exit 2 stays for bad
-     * arguments and config keys, which are ConfigExceptions.
+     * arguments and config keys, which are ConfigExceptions, and for a checkpoint to resume from that a before_run
+     * hook refused (bad input as much as a bad key: the run never started).
      */
     private OffPolicyRun.Summary runChecked(final java.util.function.Consumer<OffPolicyRun.Progress> progress,
         final Map<String, Object> startup) throws IOException
@@ -230,6 +231,15 @@ final class TrainCommand implements Callable<Integer>
         }
         catch (final org.ding4j.config.ConfigException ex)
         {
+            throw ex;
+        }
+        catch (final org.ding4j.hook.HookException ex)
+        {
+            if (org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
+                && ex.getCause() instanceof IllegalArgumentException refused)
+            {
+                throw new IllegalArgumentException(refused.getMessage(), ex);
+            }
             throw ex;
         }
         catch (final IllegalArgumentException ex)

@@ -80,5 +80,8 @@ class EvalCommandTest
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", dir.resolve("nope.pth.tar").toString()));
         assertTrue(missingErr.toString().contains("--ckpt: " + dir.resolve("nope.pth.tar") + " does not exist"),
             missingErr::toString);
+        // Not a checkpoint at all: bad input as well.
+        final Path garbage = Files.write(dir.resolve("garbage.pth.tar"), new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
+        assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", garbage.toString()));
     }
 }

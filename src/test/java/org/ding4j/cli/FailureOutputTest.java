@@ -44,4 +44,27 @@ class FailureOutputTest
         assertTrue(log.contains("the env broke at step 250") && log.contains("\tat "), log);
         assertTrue(Files.readString(exp.resolve("summary.json")).contains("the env broke at step 250"));
     }
+
+    /**
+     * A checkpoint to resume from that the run refuses (here a file with a model and nothing of a run's state) is bad
+     * input, exit 2 as a bad key is, named in one line; nothing is written but the learner's config and log.
+     */
+    @Test
+    void aRefusedResumeIsBadInput() throws Exception
+    {
+        final Path file = dir.resolve("model_only.pth.tar");
+        new org.ding4j.checkpoint.TorchCheckpointIO().write(file, java.util.Map.of("model", java.util.Map.of()));
+        final Path exp = dir.resolve("resumed");
+        final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
+        command.add(1, "-Dlogback.configurationFile=org/ding4j/cli/logback-cli.xml");
+        command.addAll(List.of("train", "--set", "exp_name=" + exp, "--set", "learner.hook.load_ckpt_before_run="
+            + file));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        child.getOutputStream().close();
+        final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(child.waitFor(120, TimeUnit.SECONDS), output);
+        assertEquals(Main.BAD_INPUT, child.exitValue(), output);
+        assertTrue(output.contains("ding4j: DQN state dict: its 'model' is another net's"), output);
+        assertTrue(!Files.exists(exp.resolve("summary.json")) && !Files.exists(exp.resolve("ckpt")), output);
+    }
 }
