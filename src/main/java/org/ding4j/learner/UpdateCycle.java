@@ -41,6 +41,9 @@ final class UpdateCycle implements LogSink
     private long dataWait;
     /** The JFR event was begun for this update (recording may start or stop between two updates). */
     private boolean eventBegun;
+    /** Updates still to end with {@link #sharedNs} as their time ({@link #shareTime}), and that share. */
+    private int shared;
+    private long sharedNs;
 
     UpdateCycle(final String instanceName, final Hooks hooks, final HookContext context, final CountVar lastIter,
         final LearnerLog log)
@@ -73,7 +76,11 @@ final class UpdateCycle implements LogSink
 
     void end()
     {
-        final long elapsed = System.nanoTime() - updateStart;
+        final long elapsed = shared > 0 ? sharedNs : System.nanoTime() - updateStart;
+        if (shared > 0)
+        {
+            shared--;
+        }
         latency.recordTrainNs(elapsed);
         scalar.put(trainTimeIndex, elapsed * 1e-9);
         lastIter.add(1);
@@ -107,6 +114,7 @@ final class UpdateCycle implements LogSink
     void abort()
     {
         dataWait = 0;
+        shared = 0;
         buffer.clear();
     }
 
@@ -163,5 +171,16 @@ final class UpdateCycle implements LogSink
     {
         end();
         begin();
+    }
+
+    @Override
+    public void shareTime(final int updates)
+    {
+        if (updates < 1)
+        {
+            throw new IllegalArgumentException("updates: expected at least 1, got " + updates);
+        }
+        sharedNs = (System.nanoTime() - updateStart) / updates;
+        shared = updates;
     }
 }

@@ -75,6 +75,18 @@ public interface LogSink
      */
     void nextUpdate();
 
+    /**
+     * Says that the time of this call so far went into {@code updates} updates at once (one native call for a whole
+     * rollout's minibatches, say), before the first of them is reported: each of them then gets an equal share as its
+     * {@code train_time}, not the first all of it and the others the microseconds between their reports. Calling it
+     * is optional; a sink that measures no time ignores it.
+     *
+     * @param updates how many of this call's updates, the current one first, the time went into (at least 1)
+     */
+    default void shareTime(final int updates)
+    {
+    }
+
     /** The sink of {@link #discard()}. */
     final class Discard implements LogSink
     {

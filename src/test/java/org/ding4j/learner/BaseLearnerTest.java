@@ -536,6 +536,88 @@ class BaseLearnerTest
         }
     }
 
+    /**
+     * A policy whose one call runs four updates at once (PPO's rollout in one native call) and says so with
+     * {@code shareTime}: each of the four gets a quarter of the call's time as its train_time, not the first all of
+     * it and the others the moments between their reports.
+     */
+    @Test
+    void updatesOfOneCallShouldShareItsTimeWhenThePolicySaysSo()
+    {
+        final org.ding4j.policy.Policy<String> policy = new org.ding4j.policy.Policy<>()
+        {
+            private int loss;
+
+            @Override
+            public void registerLogVars(final LogSink sink)
+            {
+                loss = sink.register("total_loss");
+            }
+
+            @Override
+            public void forward(final String batch, final LogSink sink)
+            {
+                // The work of all four updates, done at once: at least a millisecond of it.
+                final long until = System.nanoTime() + 1_000_000;
+                double x = 0;
+                while (System.nanoTime() < until)
+                {
+                    x += Math.sqrt(x + 1);
+                }
+                sink.shareTime(4);
+                for (int k = 0; k < 4; k++)
+                {
+                    if (k > 0)
+                    {
+                        sink.nextUpdate();
+                    }
+                    sink.put(loss, x);
+                }
+            }
+
+            @Override
+            public List<String> monitorVars()
+            {
+                return List.of("total_loss");
+            }
+
+            @Override
+            public int batchSize()
+            {
+                return 1;
+            }
+
+            @Override
+            public Map<String, Object> stateDict()
+            {
+                return Map.of();
+            }
+
+            @Override
+            public void loadStateDict(final Map<String, Object> state)
+            {
+            }
+        };
+        final List<Double> times = new ArrayList<>();
+        try (BaseLearner<String> learner = new BaseLearner<>(Config.empty(), policy, null, DistInfo.single(),
+            dir.resolve("shared").toString(), "learner"))
+        {
+            learner.registerHook(new LearnerHook("probe", 0, HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final HookContext l)
+                {
+                    times.add(l.log().buffer().scalar().get("train_time"));
+                }
+            });
+            learner.train("batch");
+            assertEquals(4, learner.trainIter());
+        }
+        assertEquals(4, times.size());
+        assertTrue(times.get(0) >= 0.25e-3, "a quarter of at least 1 ms: " + times);
+        assertEquals(List.of(times.get(0), times.get(0), times.get(0), times.get(0)), times, "equal shares");
+    }
+
     @Test
     void shouldLetHooksAtAnyPrioritySeeTheIterationsLogVars()
     {

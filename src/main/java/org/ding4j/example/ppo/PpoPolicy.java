@@ -319,7 +319,9 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         }
         fused.update(bind(batch), order);
         updates++;
-        for (int j = 0, minibatches = order.length / settings.minibatch(); j < minibatches; j++)
+        final int minibatches = order.length / settings.minibatch();
+        sink.shareTime(minibatches);
+        for (int j = 0; j < minibatches; j++)
         {
             if (j > 0)
             {
