@@ -114,18 +114,39 @@ public final class AtomicFiles
     {
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
-        final Path temp = createTemporary(folder, absolute.getFileName().toString());
+        final String name = absolute.getFileName().toString();
+        // A new file of a name nobody else uses, created and opened at once (CREATE_NEW follows no link), with the
+        // permissions the umask gives any new file: Files.createTempFile would make it owner-only (0600), and the
+        // rename would carry that onto every checkpoint and summary.
+        Path temp = null;
+        FileChannel opened = null;
+        for (int attempt = 0; null == opened; attempt++)
+        {
+            temp = folder.resolve("." + name + Long.toUnsignedString(
+                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            try
+            {
+                opened = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+            }
+            catch (final java.nio.file.FileAlreadyExistsException ex)
+            {
+                if (attempt >= 100)
+                {
+                    throw ex;
+                }
+            }
+        }
         try
         {
-            keepPermissions(absolute, temp);
-            try (FileChannel channel = FileChannel.open(temp, StandardOpenOption.WRITE,
-                StandardOpenOption.TRUNCATE_EXISTING))
+            try (FileChannel channel = opened)
             {
                 final OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
                 content.writeTo(out);
                 out.flush();
                 channel.force(true);
             }
+            // After the write: a read-only mode copied before it would have stopped it.
+            keepPermissions(absolute, temp);
             try
             {
                 Files.move(temp, absolute, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -143,40 +164,18 @@ public final class AtomicFiles
     }
 
     /**
-     * A new empty {@code .NAME<random>.tmp} in the folder, with the umask's permissions: {@code Files.createTempFile}
-     * would make it owner-only (0600), and the rename would carry that onto every checkpoint and summary.
+     * The file being replaced keeps its permissions, as far as the file system lets it: a new file, one without POSIX
+     * permissions or one that refuses the change keeps the umask's.
      */
-    private static Path createTemporary(final Path folder, final String name) throws IOException
-    {
-        for (int attempt = 0; ; attempt++)
-        {
-            final Path temp = folder.resolve("." + name + Long.toUnsignedString(
-                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
-            try
-            {
-                Files.newByteChannel(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE).close();
-                return temp;
-            }
-            catch (final java.nio.file.FileAlreadyExistsException ex)
-            {
-                if (attempt >= 100)
-                {
-                    throw ex;
-                }
-            }
-        }
-    }
-
-    /** The file being replaced keeps its permissions (on a file system without POSIX ones there are none to keep). */
-    private static void keepPermissions(final Path existing, final Path temp) throws IOException
+    private static void keepPermissions(final Path existing, final Path temp)
     {
         try
         {
             Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(existing));
         }
-        catch (final java.nio.file.NoSuchFileException | UnsupportedOperationException ex)
+        catch (final IOException | UnsupportedOperationException ex)
         {
-            // A new file, or no POSIX permissions here: the umask's stand.
+            // Best effort: the content is what must not be lost.
         }
     }
 

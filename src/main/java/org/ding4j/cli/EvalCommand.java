@@ -91,7 +91,7 @@ final class EvalCommand implements Callable<Integer>
             // A checkpoint that does not fit the config: bad input, exit 2.
             throw new IllegalArgumentException("checkpoint " + ckpt + ": " + ex.getMessage()
                 + (null == source ? " (no CONFIG given and no total_config.yaml beside its ckpt/ folder: the embedded "
-                + "DQN config was used)" : ""), ex);
+                + "defaults of policy.type " + pipeline.algorithm().name() + " were used)" : ""), ex);
         }
         catch (final org.ding4j.checkpoint.CorruptCheckpointException ex)
         {

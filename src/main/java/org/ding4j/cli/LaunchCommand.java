@@ -164,7 +164,7 @@ final class LaunchCommand implements Callable<Integer>
         final List<Process> processes = new ArrayList<>();
         final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
         // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing; the JVM
-        // then exits with the signal's code (143 for SIGTERM, as torchrun's agent), the error files' folder removed.
+        // then exits with the signal's code (143 for SIGTERM), the error files' folder removed.
         final Thread onExit = new Thread(() -> {
             stopping = true;
             try
@@ -212,7 +212,6 @@ final class LaunchCommand implements Callable<Integer>
         finally
         {
             stopAll(processes);
-            deleteTree(errorFiles);
             try
             {
                 Runtime.getRuntime().removeShutdownHook(onExit);
@@ -222,6 +221,7 @@ final class LaunchCommand implements Callable<Integer>
                 // Ctrl-C or SIGTERM to the launcher: the JVM is shutting down and the hook has stopped the ranks.
             }
             spec.commandLine().getOut().flush();
+            deleteTree(errorFiles);
         }
     }
 

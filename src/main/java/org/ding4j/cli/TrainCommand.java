@@ -235,10 +235,15 @@ final class TrainCommand implements Callable<Integer>
         }
         catch (final org.ding4j.hook.HookException ex)
         {
-            if (org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
-                && ex.getCause() instanceof IllegalArgumentException refused)
+            // The checkpoint to resume from refused (it does not fit, is damaged, or is not there): bad input.
+            for (Throwable cause = ex.getCause(); null != cause; cause = cause.getCause())
             {
-                throw new IllegalArgumentException(refused.getMessage(), ex);
+                if (org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
+                    && (cause instanceof IllegalArgumentException || cause instanceof java.nio.file.NoSuchFileException
+                    || cause instanceof org.ding4j.checkpoint.CorruptCheckpointException))
+                {
+                    throw new IllegalArgumentException(ex.getCause().getMessage(), ex);
+                }
             }
             throw ex;
         }

@@ -206,7 +206,7 @@ public class BaseLearner<B> implements AutoCloseable
         cycle.collectorEnvstep(envstep);
         try
         {
-            cycle.begin();
+            cycle.beginCall();
             policy.forward(data, cycle);
         }
         catch (final RuntimeException | Error e)

@@ -59,6 +59,13 @@ final class UpdateCycle implements LogSink
         this.dataTimeIndex = scalar.register("data_time");
     }
 
+    /** Begins a training call's first update: a share of time a policy declared in an earlier call ends there. */
+    void beginCall()
+    {
+        shared = 0;
+        begin();
+    }
+
     void begin()
     {
         hooks.call(HookPosition.BEFORE_ITER, context);

@@ -262,6 +262,20 @@ public final class FlatParameters implements AutoCloseable
     }
 
     /**
+     * @param prefix put before each name ({@code "actor."}; {@code ""} for none)
+     * @return each parameter's name, prefixed, with its shape, in order: what a state dict of these must hold
+     */
+    public Map<String, long[]> shapesByName(final String prefix)
+    {
+        final Map<String, long[]> byName = new LinkedHashMap<>();
+        for (int i = 0; i < names.length; i++)
+        {
+            byName.put(prefix + names[i], shapes[i].clone());
+        }
+        return byName;
+    }
+
+    /**
      * @param parameter parameter index
      * @return the group that holds it
      */

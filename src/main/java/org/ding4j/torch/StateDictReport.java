@@ -1,7 +1,6 @@
 package org.ding4j.torch;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 
@@ -23,38 +22,46 @@ public record StateDictReport(List<String> missing, List<String> unexpected, Lis
     }
 
     /**
-     * Refuses a model section whose keys are another net's, before anything else of a checkpoint is checked: one
-     * saved by another algorithm would otherwise be refused for what it lacks besides (its optimizer state, say), and
-     * the advice for that would lead nowhere.
+     * Refuses a model section that is another net's (other keys, or the same keys with other shapes), before anything
+     * else of a checkpoint is checked: one saved by another algorithm or with other widths would otherwise be refused
+     * for what it lacks besides (its optimizer state, say), and the advice for that would lead nowhere.
      *
      * @param owner    who loads, for the message ({@code "DQN"})
-     * @param expected the keys the model section must have
+     * @param expected each key the model section must have, with its shape, in order
      * @param model    the checkpoint's model section
-     * @throws IllegalArgumentException listing the missing and the unexpected keys, if they differ
+     * @throws IllegalArgumentException listing the missing, unexpected and mismatched keys, if any
      */
-    public static void requireSameKeys(final String owner, final Collection<String> expected, final Map<?, ?> model)
+    public static void requireSameModel(final String owner, final Map<String, long[]> expected, final Map<?, ?> model)
     {
         final List<String> missing = new ArrayList<>();
-        for (final String key : expected)
+        final List<String> mismatched = new ArrayList<>();
+        for (final Map.Entry<String, long[]> key : expected.entrySet())
         {
-            if (!model.containsKey(key))
+            final Object value = model.get(key.getKey());
+            if (!model.containsKey(key.getKey()))
             {
-                missing.add(key);
+                missing.add(key.getKey());
+            }
+            else if (value instanceof org.bytedeco.pytorch.Tensor t
+                && !java.util.Arrays.equals(key.getValue(), t.sizes().vec().get()))
+            {
+                mismatched.add(key.getKey() + ": checkpoint has " + java.util.Arrays.toString(t.sizes().vec().get())
+                    + ", the model " + java.util.Arrays.toString(key.getValue()));
             }
         }
         final List<String> unexpected = new ArrayList<>();
         for (final Object key : model.keySet())
         {
-            if (!expected.contains(String.valueOf(key)))
+            if (!expected.containsKey(String.valueOf(key)))
             {
                 unexpected.add(String.valueOf(key));
             }
         }
-        if (!missing.isEmpty() || !unexpected.isEmpty())
+        if (!missing.isEmpty() || !unexpected.isEmpty() || !mismatched.isEmpty())
         {
             throw new IllegalArgumentException(owner + " state dict: its 'model' is another net's ("
-                + new StateDictReport(missing, unexpected, List.of()) + "): a checkpoint of another algorithm or net "
-                + "size?");
+                + new StateDictReport(missing, unexpected, mismatched) + "): a checkpoint of another algorithm or "
+                + "net size?");
         }
     }
 

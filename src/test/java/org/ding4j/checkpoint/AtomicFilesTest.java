@@ -36,6 +36,11 @@ class AtomicFilesTest
         AtomicFiles.write(file, "second".getBytes(StandardCharsets.UTF_8));
         assertEquals(PosixFilePermissions.fromString("rw-r-----"), Files.getPosixFilePermissions(file));
         assertArrayEquals("second".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(file));
+        // A read-only file is replaced too, and stays read-only (its mode is applied after the write).
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("r--r--r--"));
+        AtomicFiles.write(file, "third".getBytes(StandardCharsets.UTF_8));
+        assertEquals(PosixFilePermissions.fromString("r--r--r--"), Files.getPosixFilePermissions(file));
+        assertArrayEquals("third".getBytes(StandardCharsets.UTF_8), Files.readAllBytes(file));
         try (Stream<Path> files = Files.list(dir))
         {
             assertEquals(List.of(file, reference), files.sorted().toList(), "no temporary file left");

@@ -46,15 +46,23 @@ class FailureOutputTest
     }
 
     /**
-     * A checkpoint to resume from that the run refuses (here a file with a model and nothing of a run's state) is bad
-     * input, exit 2 as a bad key is, named in one line; nothing is written but the learner's config and log.
+     * A checkpoint to resume from that the run refuses is bad input, exit 2 as a bad key is, named in one line, and
+     * nothing is written but the learner's config and log: one that does not fit (a model and nothing of a run's
+     * state), and one that is not there.
      */
     @Test
     void aRefusedResumeIsBadInput() throws Exception
     {
         final Path file = dir.resolve("model_only.pth.tar");
         new org.ding4j.checkpoint.TorchCheckpointIO().write(file, java.util.Map.of("model", java.util.Map.of()));
-        final Path exp = dir.resolve("resumed");
+        assertTrue(resume(file, "misfit").contains("ding4j: DQN state dict: its 'model' is another net's"));
+        assertTrue(resume(dir.resolve("nowhere.pth.tar"), "missing").contains("nowhere.pth.tar"));
+    }
+
+    /** @return the output of a train resuming from the file, which must exit 2 and write no checkpoint or summary */
+    private String resume(final Path file, final String name) throws Exception
+    {
+        final Path exp = dir.resolve(name);
         final List<String> command = ChildJvm.javaCommand(dir, Main.class.getName());
         command.add(1, "-Dlogback.configurationFile=org/ding4j/cli/logback-cli.xml");
         command.addAll(List.of("train", "--set", "exp_name=" + exp, "--set", "learner.hook.load_ckpt_before_run="
@@ -64,7 +72,7 @@ class FailureOutputTest
         final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(child.waitFor(120, TimeUnit.SECONDS), output);
         assertEquals(Main.BAD_INPUT, child.exitValue(), output);
-        assertTrue(output.contains("ding4j: DQN state dict: its 'model' is another net's"), output);
         assertTrue(!Files.exists(exp.resolve("summary.json")) && !Files.exists(exp.resolve("ckpt")), output);
+        return output;
     }
 }

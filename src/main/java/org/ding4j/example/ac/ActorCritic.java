@@ -2,7 +2,6 @@ package org.ding4j.example.ac;
 
 import org.ding4j.example.pipeline.Actor;
 
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -415,9 +414,7 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
     @Override
     public void loadStateDict(final Map<String, Object> state)
     {
-        final List<String> modelKeys = new ArrayList<>(actor.modelKeys("actor."));
-        modelKeys.addAll(critic.modelKeys("critic."));
-        StateDictReport.requireSameKeys(getClass().getSimpleName(), modelKeys, section(state, "model"));
+        requireSameModel(state);
         for (final String key : optimizerKeys())
         {
             if (!state.containsKey(key) && !freshOptimizer)
@@ -441,6 +438,20 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         updates = done;
         noise.state((Long)state.get("noise_random"));
         importOptimizers(state);
+    }
+
+    /**
+     * Refuses a checkpoint whose model is another net's (another algorithm's, other widths) before anything else of
+     * it is checked.
+     *
+     * @param state a checkpoint
+     * @throws IllegalArgumentException naming the missing, unexpected and mismatched keys
+     */
+    final void requireSameModel(final Map<String, Object> state)
+    {
+        final Map<String, long[]> shapes = new LinkedHashMap<>(actor.modelShapes("actor."));
+        shapes.putAll(critic.modelShapes("critic."));
+        StateDictReport.requireSameModel(getClass().getSimpleName(), shapes, section(state, "model"));
     }
 
     /**

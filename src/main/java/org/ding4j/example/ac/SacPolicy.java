@@ -290,6 +290,7 @@ public final class SacPolicy extends ActorCritic
     @Override
     public void loadStateDict(final Map<String, Object> state)
     {
+        requireSameModel(state);
         if (!(state.get("log_alpha") instanceof Tensor))
         {
             throw new IllegalArgumentException("SacPolicy state dict: 'log_alpha' is missing or not a tensor");

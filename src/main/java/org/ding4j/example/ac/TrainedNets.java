@@ -126,10 +126,10 @@ final class TrainedNets implements AutoCloseable
         }
     }
 
-    /** @return the keys {@link #exportTo} writes into the model section under {@code prefix} */
-    List<String> modelKeys(final String prefix)
+    /** @return the keys {@link #exportTo} writes into the model section under {@code prefix}, with their shapes */
+    Map<String, long[]> modelShapes(final String prefix)
     {
-        return params.names().stream().map(name -> prefix + name).toList();
+        return params.shapesByName(prefix);
     }
 
     /** Loads the online net's entries under {@code prefix} of a model dict alone, strictly (acting needs no more). */

@@ -530,7 +530,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        StateDictReport.requireSameKeys("DQN", params.names(), section(state, "model"));
+        StateDictReport.requireSameModel("DQN", params.shapesByName(""), section(state, "model"));
         if (!state.containsKey("optimizer") && !freshOptimizer)
         {
             throw new IllegalArgumentException("DQN state dict: 'optimizer' is missing, so Adam would restart from "

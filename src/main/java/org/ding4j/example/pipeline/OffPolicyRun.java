@@ -423,7 +423,9 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         {
             // Natural order (iteration_980 before iteration_1805), as text order would not have it.
             checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f))
-                .sorted(java.util.Comparator.comparing(OffPolicyRun::naturalKey)).map(Path::toString).toList();
+                .sorted(java.util.Comparator.<Path, String>comparing(OffPolicyRun::naturalKey)
+                    .thenComparing(java.util.Comparator.naturalOrder()))
+                .map(Path::toString).toList();
         }
         catch (final IOException ex)
         {

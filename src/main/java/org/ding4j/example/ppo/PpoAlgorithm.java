@@ -47,7 +47,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     private static final long MAX_ORDER = 1 << 26;
     /**
      * Minibatches of one training call: they run in one native call that no stop interrupts (SIGTERM waits for it),
-     * so a call is kept to about a second (the shipped configs run 16 and 640).
+     * so a call is bounded (about a second at the shipped configs' sizes, which run 16 and 640).
      */
     static final long MAX_MINIBATCHES = 10_000;
 
@@ -143,8 +143,14 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             + MAX_MINIBATCHES + ", in one native call that a stop waits for)";
         if (rows / minibatch > MAX_MINIBATCHES)
         {
-            throw new ConfigException("policy.learn.batch_size", "expected at least " + (rows + MAX_MINIBATCHES - 1)
-                / MAX_MINIBATCHES + " with policy.collect.n_sample " + rows + oneCall + ", got " + minibatch);
+            // The smallest batch size that fits, and divides n_sample as every batch size must.
+            long fits = (rows + MAX_MINIBATCHES - 1) / MAX_MINIBATCHES;
+            while (0 != rows % fits)
+            {
+                fits++;
+            }
+            throw new ConfigException("policy.learn.batch_size", "expected at least " + fits + " (a divisor of "
+                + "policy.collect.n_sample " + rows + ")" + oneCall + ", got " + minibatch);
         }
         if (rows / minibatch * epochs > MAX_MINIBATCHES)
         {

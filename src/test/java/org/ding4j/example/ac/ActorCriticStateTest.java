@@ -250,4 +250,25 @@ class ActorCriticStateTest
         assertTrue(clip.getMessage().contains("learn.noise_range.max") && clip.getMessage().contains("-0.1"),
             clip.getMessage());
     }
+    /**
+     * Another algorithm's checkpoint of the same keys (SAC's actor outputs a mean and a log-std per action, TD3's an
+     * action) is refused for its model's shapes first, both ways, before the optimizer state it lacks is.
+     */
+    @Test
+    void anotherAlgorithmsCheckpointShouldBeRefusedForItsModel()
+    {
+        try (ActorCritic td3 = FusedActorCriticTest.policy("td3", new long[] {16}, new long[] {16}, true, 4, 1, 1L);
+            ActorCritic sac = FusedActorCriticTest.policy("sac", new long[] {16}, new long[] {16}, true, 4, 1, 2L))
+        {
+            final IllegalArgumentException intoTd3 = assertThrows(IllegalArgumentException.class,
+                () -> td3.loadStateDict(sac.stateDict()));
+            assertTrue(intoTd3.getMessage().startsWith("Td3Policy state dict: its 'model' is another net's")
+                && intoTd3.getMessage().contains("mismatched [actor.2.weight: checkpoint has [4, 16], the model [2, "
+                + "16]"), intoTd3.getMessage());
+            final IllegalArgumentException intoSac = assertThrows(IllegalArgumentException.class,
+                () -> sac.loadStateDict(td3.stateDict()));
+            assertTrue(intoSac.getMessage().startsWith("SacPolicy state dict: its 'model' is another net's"),
+                intoSac.getMessage());
+        }
+    }
 }

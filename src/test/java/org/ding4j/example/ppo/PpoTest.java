@@ -183,7 +183,7 @@ class PpoTest
             + "policy.learn.batch_size 2 (a training call runs n_sample / batch_size x epoch_per_collect minibatches, "
             + "at most 10000, in one native call that a stop waits for), got 10000", ppo.with("policy.learn.batch_size",
             2L).with("policy.learn.epoch_per_collect", 10_000L));
-        assertRefused("policy.learn.batch_size", "expected at least 3 with policy.collect.n_sample 20480",
+        assertRefused("policy.learn.batch_size", "expected at least 4 (a divisor of policy.collect.n_sample 20480)",
             ppo.with("policy.collect.n_sample", 20_480L).with("policy.other.replay_buffer.replay_buffer_size",
             20_480L).with("policy.learn.batch_size", 2L).with("policy.learn.epoch_per_collect", 1L));
         assertTrue(!dir.resolve("bad").toFile().exists(), "nothing is written for a refused config");
