@@ -257,6 +257,11 @@ final class LaunchCommand implements Callable<Integer>
                 {
                     processes.add(process);
                 }
+                if (stopping)
+                {
+                    // The launcher was stopped while this rank started: the shutdown hook's list may have missed it.
+                    process.toHandle().destroy();
+                }
                 err.println("ding4j launch: attempt " + attempt + ": rank " + rank + " is pid " + process.pid());
                 err.flush();
                 pumps.add(pump(process, rank, out, exits));
