@@ -24,6 +24,9 @@ import java.util.Objects;
  */
 public final class AtomicFiles
 {
+    /** Ends the writer's pid in a temporary file's name ({@code .NAME.PID-RANDOM.tmp}). */
+    private static final String PID_END = "-";
+
     private AtomicFiles()
     {
     }
@@ -76,7 +79,9 @@ public final class AtomicFiles
 
     /**
      * Deletes what a crash left of earlier writes into a folder: the temporary files this class names
-     * {@code .NAME*.tmp}. Call it before writing into the folder again (a learner does, for its checkpoint folder).
+     * {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a second learner on the
+     * folder, in this JVM or another, must not delete a save in progress). Call it before writing into the folder
+     * again (a learner does, for its checkpoint folder).
      *
      * @param folder the folder; nothing happens if it does not exist
      * @return the files removed
@@ -93,11 +98,36 @@ public final class AtomicFiles
         {
             for (final Path file : stale)
             {
-                Files.deleteIfExists(file);
-                removed.add(file);
+                if (!writtenByALiveProcess(file))
+                {
+                    Files.deleteIfExists(file);
+                    removed.add(file);
+                }
             }
         }
         return removed;
+    }
+
+    /** @return whether the temporary file's name carries the pid of a process that still runs */
+    private static boolean writtenByALiveProcess(final Path file)
+    {
+        final String name = file.getFileName().toString();
+        final int end = name.lastIndexOf(PID_END);
+        final int start = name.lastIndexOf('.', end - 1);
+        if (end < 0 || start < 0)
+        {
+            // A name of before pids were in it: nothing writes under it any more.
+            return false;
+        }
+        try
+        {
+            return ProcessHandle.of(Long.parseLong(name.substring(start + 1, end))).map(ProcessHandle::isAlive)
+                .orElse(false);
+        }
+        catch (final NumberFormatException ex)
+        {
+            return false;
+        }
     }
 
     /**
@@ -122,7 +152,7 @@ public final class AtomicFiles
         FileChannel opened = null;
         for (int attempt = 0; null == opened; attempt++)
         {
-            temp = folder.resolve("." + name + Long.toUnsignedString(
+            temp = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END + Long.toUnsignedString(
                 java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
             try
             {

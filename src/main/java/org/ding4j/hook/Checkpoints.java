@@ -26,6 +26,8 @@ public interface Checkpoints
      * @param fileName file name inside {@link #dir()}
      * @return the file written
      * @throws IOException if the write fails (an older file of that name stays intact)
+     * @throws IllegalArgumentException if the name is not a plain file name (a path, "..", empty): everything a learner
+     *                                  writes stays under its folder
      */
     Path save(String fileName) throws IOException;
 

@@ -203,6 +203,12 @@ public class BaseLearner<B> implements AutoCloseable
             throw new IllegalStateException("please set learner policy before train()");
         }
         runner.control().between();
+        if (runner.closedToCaller())
+        {
+            // Closed (by another thread, or before this call): its logs and hooks are gone, so is its training. A
+            // run()'s own update in flight goes on; the run closes after it.
+            throw new IllegalStateException("learner " + instanceName() + " is closed");
+        }
         cycle.collectorEnvstep(envstep);
         try
         {
@@ -250,8 +256,9 @@ public class BaseLearner<B> implements AutoCloseable
 
     /**
      * Parallel mode, DI-engine's {@code start()}: {@link #run} over the data loader, each batch's wait recorded
-     * as {@code data_time}; the loop ends when the source runs dry, after {@code train_iterations}, or on
-     * {@link #stop()} / {@link #close()} ({@link #learnerDone()} is then true).
+     * as {@code data_time}; the loop ends after {@code train_iterations}, or on {@link #stop()} / {@link #close()}
+     * ({@link #learnerDone()} is then true); a source that has no more data says so by having its owner call
+     * {@link #stop()} (a null batch is refused as a failure of the source, named).
      *
      * @return how it ended
      * @throws IllegalStateException if already running, closed, or no data loader was set up
@@ -281,6 +288,15 @@ public class BaseLearner<B> implements AutoCloseable
         if (null == policy || null == dataSource)
         {
             throw new IllegalStateException("setupDataloader() needs a policy and a dataSource(...)");
+        }
+        if (runner.closed())
+        {
+            throw new IllegalStateException("learner " + instanceName() + " is closed");
+        }
+        if (null != dataloader)
+        {
+            // A second set-up replaces the first loader, whose threads would otherwise outlive the learner.
+            dataloader.close();
         }
         final int batchSize = policy.batchSize();
         final Config loaderCfg = cfg.child("dataloader");
@@ -341,7 +357,9 @@ public class BaseLearner<B> implements AutoCloseable
 
     /**
      * Asks a running {@link #run} to return after the update in flight, from any thread; it then runs the
-     * {@code after_run} hooks as usual. Unlike {@link #close()} it leaves the hooks and writers open.
+     * {@code after_run} hooks as usual. A stop asked before a run gets going (from the thread that just started it)
+     * ends that run at once; a run that took a stop leaves none for the next. Unlike {@link #close()} it leaves the
+     * hooks and writers open.
      */
     public void stop()
     {

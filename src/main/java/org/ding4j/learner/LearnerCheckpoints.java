@@ -177,6 +177,13 @@ public final class LearnerCheckpoints implements Checkpoints
     @Override
     public Path save(final String fileName) throws IOException
     {
+        Objects.requireNonNull(fileName, "fileName");
+        if (fileName.isEmpty() || fileName.contains("/") || fileName.contains("\\") || ".".equals(fileName)
+            || "..".equals(fileName))
+        {
+            throw new IllegalArgumentException("checkpoint file name: expected a plain file name inside " + dir
+                + ", got \"" + fileName + "\"");
+        }
         final Path file = dir.resolve(fileName);
         final CheckpointEvent event = Jfr.checkpoints() ? new CheckpointEvent() : null;
         if (null != event)

@@ -81,7 +81,8 @@ final class LearnerRunner
                 throw new IllegalStateException("learner " + learner.instanceName() + " is already running");
             }
             loopThread = Thread.currentThread();
-            endRequested = false;
+            // A stop() asked before this run got going (from a thread that started it a moment ago) counts: it is
+            // cleared when a run ends, not when one begins.
             signalled = false;
         }
         // Woken by a signal when the application installed the handlers; a stop the process already received counts.
@@ -146,6 +147,8 @@ final class LearnerRunner
             synchronized (lock)
             {
                 loopThread = null;
+                // This run took its stop; the next one starts afresh (unless the learner is closed).
+                endRequested = closed;
                 closeNow = closed;
                 rethrowClose = closeAskedByLoop;
                 lock.notifyAll();
@@ -251,7 +254,28 @@ final class LearnerRunner
         control.wake();
     }
 
-    /** Asks a running loop to return after the update in flight. */
+    /** @return whether {@link #close} was called */
+    boolean closed()
+    {
+        synchronized (lock)
+        {
+            return closed;
+        }
+    }
+
+    /**
+     * @return whether the calling thread may train no more: the learner is closed and this is not the thread of a
+     *     {@link #run} that closes once its update in flight is done
+     */
+    boolean closedToCaller()
+    {
+        synchronized (lock)
+        {
+            return closed && Thread.currentThread() != loopThread;
+        }
+    }
+
+    /** Asks a running loop to return after the update in flight, or the next run to return at once. */
     void requestEnd()
     {
         endRequested = true;
@@ -279,6 +303,8 @@ final class LearnerRunner
             closeHere = first && null == loopThread;
             closeAskedByLoop |= first && Thread.currentThread() == loopThread;
         }
+        // A thread paused in its own train() loop (no run()) waits on the control: it must see the close too.
+        wake();
         if (closeHere)
         {
             final RuntimeException e = runClose();

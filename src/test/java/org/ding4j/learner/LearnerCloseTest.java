@@ -217,4 +217,74 @@ class LearnerCloseTest
             }
         }
     }
+    /** A checkpoint's name is a file name in the learner's folder: a path out of it is refused, naming it. */
+    @Test
+    void aCheckpointNameShouldStayInsideTheFolder() throws Exception
+    {
+        try (BaseLearner<Object> learner = learner("names", new CountingPolicy()))
+        {
+            for (final String name : List.of(dir.resolve("outside.pth.tar").toString(), "sub/x.pth.tar", "..", ""))
+            {
+                final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class,
+                    () -> learner.checkpoints().save(name));
+                assertTrue(ex.getMessage().startsWith("checkpoint file name: expected a plain file name inside "),
+                    ex.getMessage());
+            }
+            assertEquals(learner.checkpoints().dir().resolve("ok.pth.tar"), learner.checkpoints().save("ok.pth.tar"));
+        }
+        assertFalse(java.nio.file.Files.exists(dir.resolve("outside.pth.tar")));
+    }
+
+    /**
+     * A stop asked before a run gets going (the thread that starts it calls stop() a moment later) ends that run at
+     * once; the run takes the stop with it, so the next run trains.
+     */
+    @Test
+    void aStopBeforeTheRunShouldEndItAndNotTheNext()
+    {
+        final BaseLearner<Object> learner = learner("early", new CountingPolicy());
+        learner.stop();
+        assertEquals(RunOutcome.STOPPED, learner.run(new EndlessLoop(learner, () -> { })));
+        assertEquals(0, learner.trainIter());
+        assertEquals(RunOutcome.STOPPED, learner.run(new EndlessLoop(learner, () -> {
+            if (2 == learner.trainIter())
+            {
+                learner.stop();
+            }
+        })));
+        assertEquals(3, learner.trainIter(), "the second run trained until its own stop");
+        learner.close();
+    }
+
+    /**
+     * An application's own train() loop, paused, is let go by close() from another thread (its next train() is
+     * refused as closed).
+     */
+    @Test
+    void closeShouldReleaseAPausedOwnLoopAndRefuseTrainingAfter() throws Exception
+    {
+        final BaseLearner<Object> learner = learner("own", new CountingPolicy());
+        learner.train(List.of());
+        learner.control().pause();
+        final AtomicReference<Throwable> ended = new AtomicReference<>();
+        final CountDownLatch done = new CountDownLatch(1);
+        final Thread own = new Thread(() -> {
+            try
+            {
+                learner.train(List.of());
+            }
+            catch (final RuntimeException ex)
+            {
+                ended.set(ex);
+            }
+            done.countDown();
+        }, "own-loop");
+        own.start();
+        learner.close();
+        assertTrue(done.await(10, TimeUnit.SECONDS), "the paused train() is let go by close()");
+        assertTrue(ended.get() instanceof IllegalStateException && ended.get().getMessage().endsWith("is closed"),
+            String.valueOf(ended.get()));
+        assertThrows(IllegalStateException.class, () -> learner.train(List.of()));
+        assertEquals(1, learner.trainIter());
+    }
 }
