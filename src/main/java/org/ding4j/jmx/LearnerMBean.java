@@ -54,12 +54,19 @@ public final class LearnerMBean implements LearnerMXBean
      * @param learner the learner
      * @param server  the MBean server
      * @return the bean's name
-     * @throws IllegalStateException naming the object name if it is taken
+     * @throws IllegalStateException naming the object name if it is taken, or if the learner is closed
      */
     public static ObjectName register(final BaseLearner<?> learner, final MBeanServer server)
     {
         Objects.requireNonNull(server, "server");
         final ObjectName name = objectName(learner);
+        // Tied to the learner first: a closed one refuses, and nothing is left registered for good.
+        learner.closeWith(() -> {
+            if (server.isRegistered(name))
+            {
+                server.unregisterMBean(name);
+            }
+        });
         try
         {
             server.registerMBean(new LearnerMBean(learner), name);
@@ -68,7 +75,6 @@ public final class LearnerMBean implements LearnerMXBean
         {
             throw new IllegalStateException("cannot register " + name + ": " + ex, ex);
         }
-        learner.closeWith(() -> server.unregisterMBean(name));
         return name;
     }
 

@@ -386,10 +386,16 @@ public class BaseLearner<B> implements AutoCloseable
      * added first), also when one of those fails. Integrations use it to unregister themselves.
      *
      * @param resource closes what belongs to this learner
+     * @throws IllegalStateException if the learner is closed already (the resource would never be closed)
      */
     public void closeWith(final AutoCloseable resource)
     {
-        closeWith.add(0, Objects.requireNonNull(resource, "resource"));
+        Objects.requireNonNull(resource, "resource");
+        if (runner.closed())
+        {
+            throw new IllegalStateException("learner " + instanceName() + " is closed");
+        }
+        closeWith.add(0, resource);
     }
 
     /**

@@ -56,12 +56,31 @@ public final class LearnerMetrics implements MeterBinder
         this.learner = Objects.requireNonNull(learner, "learner");
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * @throws IllegalStateException if the registry has this learner's meters already (two learners of the same
+     *                               experiment and instance name would share them) or the learner is closed
+     */
     @Override
     public void bindTo(final MeterRegistry registry)
     {
         final Tags tags = Tags.of("experiment", learner.expName(), "learner", learner.instanceName());
+        if (null != registry.find("ding4j.learner.updates").tags(tags).meter())
+        {
+            throw new IllegalStateException("the registry has the meters of learner " + learner.instanceName()
+                + " of experiment " + learner.expName() + " already: two learners in one JVM need other experiment or "
+                + "instance names");
+        }
         final Binding binding = new Binding(registry, tags);
         final List<Meter> meters = binding.meters;
+        // Tied to the learner before any meter exists: a closed one refuses, and no meter is left for good.
+        learner.closeWith(() -> {
+            synchronized (binding)
+            {
+                meters.forEach(registry::remove);
+            }
+        });
         meters.add(FunctionCounter.builder("ding4j.learner.updates", binding, this::updates)
             .tags(tags).description("completed updates").register(registry));
         meters.add(Gauge.builder("ding4j.learner.env.steps", learner, BaseLearner::collectorEnvstep)
@@ -79,12 +98,6 @@ public final class LearnerMetrics implements MeterBinder
                     .register(registry));
             }
         }
-        learner.closeWith(() -> {
-            synchronized (binding)
-            {
-                meters.forEach(registry::remove);
-            }
-        });
     }
 
     private double updates(final Binding binding)

@@ -180,8 +180,21 @@ class OperationsTest
         assertTrue(p50 > 0 && p50 <= p999, p50 + " " + p999);
         assertEquals(0.0, registry.get("ding4j.learner.data.time").tag("percentile", "0.99").timeGauge()
             .value(TimeUnit.NANOSECONDS), "no batch waited for");
+        // A second learner of the same names would share (and on its close remove) these meters: refused.
+        try (BaseLearner<Object> twin = learner("micrometer", "learner"))
+        {
+            final IllegalStateException shared = assertThrows(IllegalStateException.class,
+                () -> new LearnerMetrics(twin).bindTo(registry));
+            assertTrue(shared.getMessage().contains("already"), shared.getMessage());
+        }
         learner.close();
         assertTrue(registry.find("ding4j.learner.updates").meters().isEmpty());
         assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
+        // A closed learner binds nothing and registers no bean: neither would ever be removed.
+        assertThrows(IllegalStateException.class, () -> new LearnerMetrics(learner).bindTo(registry));
+        assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
+        assertThrows(IllegalStateException.class, () -> LearnerMBean.register(learner));
+        assertEquals(0, ManagementFactory.getPlatformMBeanServer().queryNames(LearnerMBean.objectName(learner), null)
+            .size());
     }
 }
