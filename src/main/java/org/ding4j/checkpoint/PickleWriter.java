@@ -12,8 +12,9 @@ import org.bytedeco.pytorch.Tensor;
  * writes it, so PyTorch 1.13 and 2.x both read it, and 2.x with {@code weights_only=True} too (only
  * {@code torch._utils._rebuild_tensor_v2}, {@code collections.OrderedDict}, the {@code torch.*Storage} types and
  * {@code _codecs.encode} are referenced; 1.13's weights-only reader takes no floats, {@code BINFLOAT}, which an
- * optimizer's state always holds, in {@code torch.save}'s own files as in these). Maps become dicts, lists lists, Long/Integer ints, Double/Float floats,
- * and each tensor a {@code _rebuild_tensor_v2} call on a storage the {@link StorageSink} names.
+ * optimizer's state always holds, in {@code torch.save}'s own files as in these). Maps become dicts, lists lists,
+ * Long/Integer ints, Double/Float floats, and each tensor a {@code _rebuild_tensor_v2} call on a storage the
+ * {@link StorageSink} names.
  */
 final class PickleWriter
 {

@@ -40,7 +40,8 @@ final class TrainCommand implements Callable<Integer>
 {
     @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
         description = "a YAML or JSON config merged over its policy.type's embedded defaults (dqn: "
-            + "examples/cartpole_dqn.yaml, td3/sac: examples/pendulum_td3.yaml/_sac.yaml, ppo: examples/cartpole_ppo.yaml)")
+            + "examples/cartpole_dqn.yaml, td3/sac: examples/pendulum_td3.yaml/_sac.yaml, ppo: "
+            + "examples/cartpole_ppo.yaml)")
     private Path config;
 
     @Option(names = "--config", paramLabel = "CONFIG",

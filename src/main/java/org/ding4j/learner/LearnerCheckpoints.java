@@ -313,7 +313,8 @@ public final class LearnerCheckpoints implements Checkpoints
         try (PointerScope scope = new PointerScope())
         {
             final Map<String, Object> state = new LinkedHashMap<>(io.read(file));
-            // Checked before anything changes: a bad counter would corrupt every count, save name and schedule after it.
+            // Checked before anything changes: a bad counter would corrupt every count, save name and schedule after
+            // it.
             final Long lastIter = counter(file, state.remove(LAST_ITER), LAST_ITER, 0);
             final Long lastStep = counter(file, state.remove(LAST_STEP), LAST_STEP, -1);
             final Map<String, Map<String, Object>> restored = new LinkedHashMap<>();

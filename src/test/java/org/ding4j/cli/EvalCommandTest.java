@@ -73,8 +73,8 @@ class EvalCommandTest
         cli.setErr(new PrintWriter(envErr, true));
         assertEquals(1, cli.execute("eval", "--ckpt", ckpt.toString(), "--episodes", "2", "--set",
             "env.type=org.ding4j.example.dqn.DqnTrainingTest$NanRewardCartPole"), envErr::toString);
-        assertTrue(envErr.toString().startsWith("ding4j: reward: expected a finite value from the environment, got NaN"),
-            envErr::toString);
+        assertTrue(envErr.toString().startsWith(
+            "ding4j: reward: expected a finite value from the environment, got NaN"), envErr::toString);
         final StringWriter missingErr = new StringWriter();
         cli.setErr(new PrintWriter(missingErr, true));
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", dir.resolve("nope.pth.tar").toString()));

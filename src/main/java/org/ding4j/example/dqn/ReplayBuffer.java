@@ -53,7 +53,8 @@ public final class ReplayBuffer implements Replay<DqnBatch>
         if (capacity < 1 || obsWidth < 1 || !(alpha >= 0) || !(beta >= 0))
         {
             throw new IllegalArgumentException("ReplayBuffer: expected capacity >= 1, obsWidth >= 1, alpha >= 0, "
-                + "beta >= 0; got capacity=" + capacity + " obsWidth=" + obsWidth + " alpha=" + alpha + " beta=" + beta);
+                + "beta >= 0; got capacity=" + capacity + " obsWidth=" + obsWidth + " alpha=" + alpha + " beta="
+                + beta);
         }
         this.capacity = capacity;
         this.obsWidth = obsWidth;
