@@ -29,6 +29,12 @@ public final class LearnerControl
     }
 
     private final Object lock = new Object();
+    /**
+     * The thread that last came to an update boundary: the one a save request must not come from. Plain, not
+     * volatile (no fence per update): the training thread always sees its own write, and another thread, even a
+     * stale value, is never itself unless it trained before.
+     */
+    private Thread trainingThread;
     private final ArrayDeque<CompletableFuture<Path>> saves = new ArrayDeque<>();
     private final Saver saver;
     private final BooleanSupplier ending;
@@ -94,9 +100,16 @@ public final class LearnerControl
      *                              will not save later)
      * @throws IOException          if the write failed (an older file of that name stays intact)
      * @throws InterruptedException if interrupted while waiting (the request is withdrawn unless it already runs)
+     * @throws IllegalStateException if called on the training thread itself (from a hook, say), which would wait for
+     *                               its own next update boundary: it saves with {@code checkpoints().save} instead
      */
     public Path saveCheckpoint(final Duration timeout) throws IOException, TimeoutException, InterruptedException
     {
+        if (Thread.currentThread() == trainingThread)
+        {
+            throw new IllegalStateException("saveCheckpoint waits for the training thread, and this is it: save with "
+                + "learner.checkpoints().save(name) here");
+        }
         final CompletableFuture<Path> request = new CompletableFuture<>();
         synchronized (lock)
         {
@@ -156,6 +169,7 @@ public final class LearnerControl
     /** On the training thread at an update boundary: carries out what is pending. One volatile read when nothing is. */
     void between()
     {
+        trainingThread = Thread.currentThread();
         if (pending)
         {
             service();

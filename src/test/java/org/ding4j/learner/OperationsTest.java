@@ -138,6 +138,11 @@ class OperationsTest
             learner.train(List.of());
             assertFalse(Files.exists(learner.checkpoints().dir().resolve("iteration_0.pth.tar")));
             assertFalse(Files.exists(learner.checkpoints().dir().resolve("iteration_1.pth.tar")));
+            // Asked on the thread that trains (here the test's own, after its train(); a hook's likewise), it would
+            // wait out its own next boundary: refused at once, pointing at the direct save.
+            final IllegalStateException own = assertThrows(IllegalStateException.class,
+                () -> learner.control().saveCheckpoint(Duration.ofSeconds(30)));
+            assertTrue(own.getMessage().contains("learner.checkpoints().save(name)"), own.getMessage());
         }
     }
 
