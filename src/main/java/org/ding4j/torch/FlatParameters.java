@@ -356,39 +356,18 @@ public final class FlatParameters implements AutoCloseable
     public StateDictReport loadStateDict(final Map<?, ?> source, final boolean strict)
     {
         Objects.requireNonNull(source, "source");
-        final List<String> missing = new ArrayList<>();
-        final List<String> mismatched = new ArrayList<>();
-        final List<Integer> loadable = new ArrayList<>();
-        for (int i = 0; i < names.length; i++)
-        {
-            final Object value = source.get(names[i]);
-            if (!source.containsKey(names[i]))
-            {
-                missing.add(names[i]);
-            }
-            else if (!(value instanceof Tensor t) || !Arrays.equals(shapes[i], t.sizes().vec().get()))
-            {
-                mismatched.add(names[i] + ": checkpoint has " + describe(value) + ", the model "
-                    + Arrays.toString(shapes[i]));
-            }
-            else
-            {
-                loadable.add(i);
-            }
-        }
-        final List<String> unexpected = new ArrayList<>();
-        final List<String> known = Arrays.asList(names);
-        for (final Object key : source.keySet())
-        {
-            if (!known.contains(key))
-            {
-                unexpected.add(String.valueOf(key));
-            }
-        }
-        final StateDictReport report = new StateDictReport(missing, unexpected, mismatched);
+        final StateDictReport report = StateDictReport.compare(shapesByName(""), source);
         if (strict && !report.isEmpty())
         {
             throw new IllegalArgumentException("state dict does not match the model (strict load): " + report);
+        }
+        final List<Integer> loadable = new ArrayList<>();
+        for (int i = 0; i < names.length; i++)
+        {
+            if (StateDictReport.fits(shapes[i], source.get(names[i])))
+            {
+                loadable.add(i);
+            }
         }
         try (PointerScope scope = new PointerScope(); NoGradGuard noGrad = new NoGradGuard())
         {
@@ -408,12 +387,6 @@ public final class FlatParameters implements AutoCloseable
             }
         }
         return report;
-    }
-
-    private static String describe(final Object value)
-    {
-        return value instanceof Tensor t ? "shape " + Checks.shape(t)
-            : "a " + (null == value ? "None" : value.getClass().getSimpleName()) + ", not a tensor";
     }
 
     /** Zeroes every gradient buffer in place, keeping the views autograd accumulates into. */

@@ -263,8 +263,8 @@ class ActorCriticStateTest
             final IllegalArgumentException intoTd3 = assertThrows(IllegalArgumentException.class,
                 () -> td3.loadStateDict(sac.stateDict()));
             assertTrue(intoTd3.getMessage().startsWith("Td3Policy state dict: its 'model' is another net's")
-                && intoTd3.getMessage().contains("mismatched [actor.2.weight: checkpoint has [4, 16], the model [2, "
-                + "16]"), intoTd3.getMessage());
+                && intoTd3.getMessage().contains("mismatched [actor.2.weight: checkpoint has shape [4, 16], the "
+                + "model [2, 16]"), intoTd3.getMessage());
             final IllegalArgumentException intoSac = assertThrows(IllegalArgumentException.class,
                 () -> sac.loadStateDict(td3.stateDict()));
             assertTrue(intoSac.getMessage().startsWith("SacPolicy state dict: its 'model' is another net's"),
