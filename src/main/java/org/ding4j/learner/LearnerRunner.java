@@ -32,8 +32,11 @@ final class LearnerRunner
     private final Object lock = new Object();
     /** The thread inside {@link #run}, or null; guarded by {@link #lock}. */
     private Thread loopThread;
-    /** close() was called: no more runs; guarded by {@link #lock}. */
-    private boolean closed;
+    /**
+     * close() was called: no more runs; written under {@link #lock}, volatile so that every train() can read it
+     * without taking the lock.
+     */
+    private volatile boolean closed;
     /** The closing has run (successfully or not); guarded by {@link #lock}. */
     private boolean closeDone;
     private RuntimeException closeFailure;
@@ -257,10 +260,7 @@ final class LearnerRunner
     /** @return whether {@link #close} was called */
     boolean closed()
     {
-        synchronized (lock)
-        {
-            return closed;
-        }
+        return closed;
     }
 
     /**
@@ -269,9 +269,14 @@ final class LearnerRunner
      */
     boolean closedToCaller()
     {
+        // Each train() asks: the lock only once the learner is closed, for the loop thread it then reads.
+        if (!closed)
+        {
+            return false;
+        }
         synchronized (lock)
         {
-            return closed && Thread.currentThread() != loopThread;
+            return Thread.currentThread() != loopThread;
         }
     }
 
