@@ -237,11 +237,11 @@ final class TrainCommand implements Callable<Integer>
         catch (final org.ding4j.hook.HookException ex)
         {
             // The checkpoint to resume from refused (it does not fit, is damaged, or is not there): bad input.
-            for (Throwable cause = ex.getCause(); null != cause; cause = cause.getCause())
+            for (Throwable cause = ex.getCause(); org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
+                && null != cause; cause = cause.getCause())
             {
-                if (org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
-                    && (cause instanceof IllegalArgumentException || cause instanceof java.nio.file.NoSuchFileException
-                    || cause instanceof org.ding4j.checkpoint.CorruptCheckpointException))
+                if (cause instanceof IllegalArgumentException || cause instanceof java.nio.file.NoSuchFileException
+                    || cause instanceof org.ding4j.checkpoint.CorruptCheckpointException)
                 {
                     throw new IllegalArgumentException(ex.getCause().getMessage(), ex);
                 }
