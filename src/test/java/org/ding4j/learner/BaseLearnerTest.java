@@ -465,16 +465,9 @@ class BaseLearnerTest
         final double[] priorities = {0.3, 0.7, 0.9};
         final int[] slots = {4, 5, 6};
         final long[] ids = {40, 50, 60};
-        final Policy<String> policy = new Policy<>()
+        final Policy<String> policy = new LossPolicy(2)
         {
-            private int loss;
             private double step;
-
-            @Override
-            public void registerLogVars(final LogSink sink)
-            {
-                loss = sink.register("total_loss");
-            }
 
             @Override
             public void forward(final String batch, final LogSink sink)
@@ -482,29 +475,6 @@ class BaseLearnerTest
                 step++;
                 sink.put(loss, 1.0 / step);
                 sink.priority(priorities, slots, ids, 2);
-            }
-
-            @Override
-            public List<String> monitorVars()
-            {
-                return List.of("total_loss");
-            }
-
-            @Override
-            public int batchSize()
-            {
-                return 2;
-            }
-
-            @Override
-            public Map<String, Object> stateDict()
-            {
-                return Map.of();
-            }
-
-            @Override
-            public void loadStateDict(final Map<String, Object> state)
-            {
             }
         };
         final List<Double> losses = new ArrayList<>();
@@ -544,16 +514,8 @@ class BaseLearnerTest
     @Test
     void updatesOfOneCallShouldShareItsTimeWhenThePolicySaysSo()
     {
-        final org.ding4j.policy.Policy<String> policy = new org.ding4j.policy.Policy<>()
+        final Policy<String> policy = new LossPolicy(1)
         {
-            private int loss;
-
-            @Override
-            public void registerLogVars(final LogSink sink)
-            {
-                loss = sink.register("total_loss");
-            }
-
             @Override
             public void forward(final String batch, final LogSink sink)
             {
@@ -573,29 +535,6 @@ class BaseLearnerTest
                     }
                     sink.put(loss, x);
                 }
-            }
-
-            @Override
-            public List<String> monitorVars()
-            {
-                return List.of("total_loss");
-            }
-
-            @Override
-            public int batchSize()
-            {
-                return 1;
-            }
-
-            @Override
-            public Map<String, Object> stateDict()
-            {
-                return Map.of();
-            }
-
-            @Override
-            public void loadStateDict(final Map<String, Object> state)
-            {
             }
         };
         final List<Double> times = new ArrayList<>();
@@ -679,6 +618,47 @@ class BaseLearnerTest
         public void close()
         {
             closed = true;
+        }
+    }
+
+    /** A typed test policy that logs one var, {@code total_loss}; a test gives its forward. */
+    private abstract static class LossPolicy implements Policy<String>
+    {
+        protected int loss;
+        private final int batchSize;
+
+        LossPolicy(final int batchSize)
+        {
+            this.batchSize = batchSize;
+        }
+
+        @Override
+        public void registerLogVars(final LogSink sink)
+        {
+            loss = sink.register("total_loss");
+        }
+
+        @Override
+        public List<String> monitorVars()
+        {
+            return List.of("total_loss");
+        }
+
+        @Override
+        public int batchSize()
+        {
+            return batchSize;
+        }
+
+        @Override
+        public Map<String, Object> stateDict()
+        {
+            return Map.of();
+        }
+
+        @Override
+        public void loadStateDict(final Map<String, Object> state)
+        {
         }
     }
 }
