@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 /**
  * The library's layers, checked on the compiled classes: the core (config, checkpoint, torch, log, data, policy,
  * hook, dist, learner, internal) imports neither the RL example ({@code org.ding4j.example..}) nor the command line
- * ({@code org.ding4j.cli..}); the example does not import the command line; only the command line uses picocli; the
+ * ({@code org.ding4j.cli..}); the example does not import the command line; the
  * JMX and Micrometer integrations stay out of the core, only the latter sees Micrometer, the JFR events see nothing
  * of ding4j's; no package depends on another in a cycle; and library code outside the CLI takes nothing of the host
  * process's (properties, shutdown hooks, exit, signals). The same rules are run on a fixture with a core -> example
@@ -88,15 +88,6 @@ class ArchitectureTest
     {
         noClasses().that().resideInAPackage("org.ding4j.example..")
             .should().dependOnClassesThat().resideInAPackage("org.ding4j.cli..")
-            .check(LIBRARY);
-    }
-
-    @Test
-    void onlyTheCliShouldUsePicocli()
-    {
-        // picocli is an optional dependency: an embedder does not have it on the class path.
-        noClasses().that().resideOutsideOfPackage("org.ding4j.cli..")
-            .should().dependOnClassesThat().resideInAPackage("picocli..")
             .check(LIBRARY);
     }
 

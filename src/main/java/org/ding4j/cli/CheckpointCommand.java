@@ -1,56 +1,42 @@
 package org.ding4j.cli;
 
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
-import java.util.concurrent.Callable;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.CheckpointInspector;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.torch.Natives;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /** {@code ding4j checkpoint ...}: tools for checkpoint files. */
-@Command(name = "checkpoint", mixinStandardHelpOptions = true, description = "Work with checkpoint files.",
-    subcommands = CheckpointCommand.Inspect.class)
-final class CheckpointCommand implements Callable<Integer>
+final class CheckpointCommand
 {
-    @Spec
-    private picocli.CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call()
+    private CheckpointCommand()
     {
-        return Main.usage(spec);
+    }
+
+    /** @return the {@code checkpoint} command's declaration, with {@code inspect} */
+    static Cli.Command command()
+    {
+        return new Cli.Command("checkpoint", "Work with checkpoint files.")
+            .subcommand(new Cli.Command("inspect", "Print a checkpoint (torch.save format) as JSON: each tensor's key "
+                + "path, dtype, shape, sum and first value; plain values as they are.")
+                .parameter("FILE", "a .pth.tar file written by ding4j or torch.save")
+                .action(args -> inspect(args.pathAt(0), args.out())));
     }
 
     /** {@code ding4j checkpoint inspect FILE}: the tree as JSON, tensors as path, dtype, shape, sum and first. */
-    @Command(name = "inspect", mixinStandardHelpOptions = true,
-        description = "Print a checkpoint (torch.save format) as JSON: each tensor's key path, dtype, shape, "
-            + "sum and first value; plain values as they are.")
-    static final class Inspect implements Callable<Integer>
+    private static int inspect(final Path file, final PrintWriter out) throws IOException
     {
-        @Parameters(paramLabel = "FILE", description = "a .pth.tar file written by ding4j or torch.save")
-        private Path file;
-
-        @Spec
-        private picocli.CommandLine.Model.CommandSpec spec;
-
-        @Override
-        public Integer call() throws Exception
+        Natives.load();
+        try (PointerScope scope = new PointerScope())
         {
-            Natives.load();
-            try (PointerScope scope = new PointerScope())
-            {
-                final PrintWriter out = spec.commandLine().getOut();
-                out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
-                    .writeValueAsString(CheckpointInspector.describe(new TorchCheckpointIO().read(file))));
-                out.flush();
-            }
-            return 0;
+            out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
+                .writeValueAsString(CheckpointInspector.describe(new TorchCheckpointIO().read(file))));
+            out.flush();
         }
+        return 0;
     }
 }

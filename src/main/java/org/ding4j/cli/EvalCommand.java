@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
@@ -18,10 +16,6 @@ import org.ding4j.config.ConfigFiles;
 import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.example.pipeline.EnvValues;
 import org.ding4j.torch.Threads;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code ding4j eval --ckpt FILE [--episodes N] [--seed N] [CONFIG] [--set ...]}: episodes of a checkpoint's
@@ -31,35 +25,42 @@ import picocli.CommandLine.Spec;
  * {@code ckpt/} folder (a Tanh net evaluated as a ReLU one would load without complaint: the shapes are the same),
  * else the embedded default.
  */
-@Command(name = "eval", mixinStandardHelpOptions = true,
-    description = "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, TD3, SAC or PPO).")
-final class EvalCommand implements Callable<Integer>
+final class EvalCommand
 {
     private static final int MAX_EPISODES = 100_000;
 
-    @Option(names = "--ckpt", required = true, paramLabel = "FILE", description = "a checkpoint with a 'model' dict")
-    private Path ckpt;
+    private final Path ckpt;
+    private final int episodes;
+    private final long seed;
+    private final Path config;
+    private final List<String> overrides;
+    private final PrintWriter out;
 
-    @Option(names = "--episodes", paramLabel = "N", defaultValue = "100",
-        description = "episodes to run (default ${DEFAULT-VALUE})")
-    private int episodes;
+    private EvalCommand(final Cli.Args args)
+    {
+        ckpt = args.path("--ckpt");
+        episodes = args.integer("--episodes");
+        seed = args.longValue("--seed");
+        config = args.pathAt(0);
+        overrides = args.values("--set");
+        out = args.out();
+    }
 
-    @Option(names = "--seed", paramLabel = "N", defaultValue = "12345",
-        description = "the start states' seed (default ${DEFAULT-VALUE})")
-    private long seed;
+    /** @return the {@code eval} command's declaration */
+    static Cli.Command command()
+    {
+        return new Cli.Command("eval", "Evaluate a checkpoint greedily on fresh random starts of its env.type (DQN, "
+            + "TD3, SAC or PPO).")
+            .optionalParameter("CONFIG", "the training config (default: the run's total_config.yaml beside ckpt/, "
+                + "else the embedded one)")
+            .requiredOption("--ckpt", "FILE", "a checkpoint with a 'model' dict")
+            .option("--episodes", "N", "episodes to run (default 100)", "100")
+            .option("--seed", "N", "the start states' seed (default 12345)", "12345")
+            .repeatableOption("--set", "KEY=VALUE", "override one config key")
+            .action(args -> new EvalCommand(args).call());
+    }
 
-    @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
-        description = "the training config (default: the run's total_config.yaml beside ckpt/, else the embedded one)")
-    private Path config;
-
-    @Option(names = "--set", paramLabel = "KEY=VALUE", description = "override one config key")
-    private List<String> overrides = new ArrayList<>();
-
-    @Spec
-    private picocli.CommandLine.Model.CommandSpec spec;
-
-    @Override
-    public Integer call() throws Exception
+    private int call() throws Exception
     {
         if (episodes < 1 || episodes > MAX_EPISODES)
         {
@@ -115,7 +116,6 @@ final class EvalCommand implements Callable<Integer>
     /** One line of JSON, escaped by Jackson (a path with a quote or a newline stays valid JSON). */
     private void print(final Map<String, Object> json) throws IOException
     {
-        final PrintWriter out = spec.commandLine().getOut();
         out.println(new ObjectMapper().writeValueAsString(json));
         out.flush();
     }

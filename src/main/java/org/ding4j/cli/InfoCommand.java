@@ -2,33 +2,35 @@ package org.ding4j.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 
 import org.bytedeco.javacpp.Loader;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.PackedMlp;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code ding4j info}: what this machine gives ding4j (Java, the native libraries and how long they took to load,
  * cores, the acting kernel's SIMD variant). It does what every training run does before its first line of work and
  * nothing else, so its process wall is the start-up floor that benchmarks/startup.sh compares a run's with.
  */
-@Command(name = "info", mixinStandardHelpOptions = true,
-    description = "Print Java, native library, CPU and SIMD facts of this machine (loads the native libraries).")
-final class InfoCommand implements Callable<Integer>
+final class InfoCommand
 {
     private static final String[] VARIANTS = {"plain C++", "AVX2+FMA", "AVX-512"};
 
-    @Spec
-    private picocli.CommandLine.Model.CommandSpec spec;
+    private InfoCommand()
+    {
+    }
 
-    @Override
-    public Integer call() throws IOException
+    /** @return the {@code info} command's declaration */
+    static Cli.Command command()
+    {
+        return new Cli.Command("info", "Print Java, native library, CPU and SIMD facts of this machine (loads the "
+            + "native libraries).")
+            .action(args -> print(args.out()));
+    }
+
+    private static int print(final PrintWriter out) throws IOException
     {
         Natives.load();
-        final PrintWriter out = spec.commandLine().getOut();
         out.printf("ding4j 0.1.0 on Java %s (%s), %s %s, %d cores%n", Runtime.version(),
             System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.arch"),
             Runtime.getRuntime().availableProcessors());

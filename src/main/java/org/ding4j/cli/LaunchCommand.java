@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -26,10 +25,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.torch.Natives;
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
 
 /**
  * {@code ding4j launch}: torchrun for ding4j. Starts {@code --nproc} JVMs on this node, each running the ding4j
@@ -45,10 +40,7 @@ import picocli.CommandLine.Parameters;
  * 0's {@code summary.json}. A rank's failure message comes from its {@code TORCHELASTIC_ERROR_FILE}. Bad input (exit
  * 2) and a stopped launcher are never restarted.
  */
-@Command(name = "launch", mixinStandardHelpOptions = true,
-    description = "Run a ding4j command on N local ranks (torchrun's environment), e.g. "
-        + "ding4j launch --nproc 2 -- train --set exp_name=ddp")
-final class LaunchCommand implements Callable<Integer>
+final class LaunchCommand
 {
     /** How long stopped ranks get to save and exit after SIGTERM before they are killed. */
     private static final long GRACE_SECONDS = 30;
@@ -60,42 +52,17 @@ final class LaunchCommand implements Callable<Integer>
     /** What one rank takes at least: a JVM with libtorch, OpenBLAS and a small net loaded (~250 MiB measured). */
     private static final long RANK_BYTES = 256L << 20;
 
-    @Option(names = "--nproc", required = true, description = "ranks on this node (>= 1)")
-    private int nproc;
-
-    @Option(names = "--nnodes", defaultValue = "1", description = "nodes in the job (default: ${DEFAULT-VALUE})")
-    private int nnodes;
-
-    @Option(names = "--node-rank", defaultValue = "0", description = "this node's index (default: ${DEFAULT-VALUE})")
-    private int nodeRank;
-
-    @Option(names = "--master-addr", defaultValue = DistInfo.DEFAULT_MASTER_ADDR,
-        description = "host of rank 0's store (default: ${DEFAULT-VALUE})")
-    private String masterAddr;
-
-    @Option(names = "--master-port", description = "its port (default: a free port, on one node; required on "
-        + "several)")
+    private final int nproc;
+    private final int nnodes;
+    private final int nodeRank;
+    private final String masterAddr;
     private Integer masterPort;
-
-    @Option(names = "--job-id", description = "the job's identity, checked by every rank at the rendezvous so a rank "
-        + "of another job is refused (default: a new random id; several nodes pass the same one)")
     private String jobId;
-
-    @Option(names = "--max-restarts", defaultValue = "0", paramLabel = "N",
-        description = "when a rank fails, restart every rank of this node up to N times, each attempt resuming from "
-            + "the newest verified checkpoint (default: ${DEFAULT-VALUE}: the job fails)")
-    private int maxRestarts;
-
-    @Option(names = "--main", defaultValue = "org.ding4j.cli.Main", paramLabel = "CLASS",
-        description = "the class whose main each rank runs, on this JVM's class path (default: the ding4j command "
-            + "line, so COMMAND is a ding4j command)")
-    private String mainClass;
-
-    @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "the ding4j command each rank runs, after --")
-    private List<String> command = new ArrayList<>();
-
-    @CommandLine.Spec
-    private CommandLine.Model.CommandSpec spec;
+    private final int maxRestarts;
+    private final String mainClass;
+    private final List<String> command;
+    private final PrintWriter out;
+    private final PrintWriter err;
 
     /** A rank's exit, as the waiting thread reports it. */
     private record Exit(int rank, int code)
@@ -115,10 +82,44 @@ final class LaunchCommand implements Callable<Integer>
     /** Set when the launcher itself is told to stop: then no attempt is restarted. */
     private volatile boolean stopping;
 
-    @Override
-    public Integer call() throws Exception
+    private LaunchCommand(final Cli.Args args)
     {
-        final PrintWriter err = spec.commandLine().getErr();
+        nproc = args.integer("--nproc");
+        nnodes = args.integer("--nnodes");
+        nodeRank = args.integer("--node-rank");
+        masterAddr = args.value("--master-addr");
+        masterPort = args.integer("--master-port");
+        jobId = args.value("--job-id");
+        maxRestarts = args.integer("--max-restarts");
+        mainClass = args.value("--main");
+        command = args.positionals();
+        out = args.out();
+        err = args.err();
+    }
+
+    /** @return the {@code launch} command's declaration */
+    static Cli.Command command()
+    {
+        return new Cli.Command("launch", "Run a ding4j command on N local ranks (torchrun's environment), e.g. "
+            + "ding4j launch --nproc 2 -- train --set exp_name=ddp")
+            .requiredOption("--nproc", "N", "ranks on this node (>= 1)")
+            .option("--nnodes", "N", "nodes in the job (default: 1)", "1")
+            .option("--node-rank", "N", "this node's index (default: 0)", "0")
+            .option("--master-addr", "HOST", "host of rank 0's store (default: " + DistInfo.DEFAULT_MASTER_ADDR + ")",
+                DistInfo.DEFAULT_MASTER_ADDR)
+            .option("--master-port", "PORT", "its port (default: a free port, on one node; required on several)")
+            .option("--job-id", "ID", "the job's identity, checked by every rank at the rendezvous so that a rank of "
+                + "another job is refused (default: a new random id; several nodes pass the same one)")
+            .option("--max-restarts", "N", "when a rank fails, restart every rank of this node up to N times, each "
+                + "attempt resuming from the newest verified checkpoint (default: 0: the job fails)", "0")
+            .option("--main", "CLASS", "the class whose main each rank runs, on this JVM's class path (default: the "
+                + "ding4j command line, so COMMAND is a ding4j command)", "org.ding4j.cli.Main")
+            .parameters("COMMAND", "the ding4j command each rank runs, after --")
+            .action(args -> new LaunchCommand(args).call());
+    }
+
+    private int call() throws Exception
+    {
         if (nproc < 1 || nnodes < 1 || nodeRank < 0 || nodeRank >= nnodes)
         {
             throw new IllegalArgumentException("--nproc, --nnodes, --node-rank: expected nproc >= 1, nnodes >= 1, "
@@ -220,7 +221,7 @@ final class LaunchCommand implements Callable<Integer>
             {
                 // Ctrl-C or SIGTERM to the launcher: the JVM is shutting down and the hook has stopped the ranks.
             }
-            spec.commandLine().getOut().flush();
+            out.flush();
             deleteTree(errorFiles);
         }
     }
@@ -232,12 +233,10 @@ final class LaunchCommand implements Callable<Integer>
     private Outcome attempt(final int attempt, final int world, final List<Map<String, Object>> failed,
         final List<Process> processes, final Path errorFiles) throws IOException, InterruptedException
     {
-        final PrintWriter out = spec.commandLine().getOut();
-        final PrintWriter err = spec.commandLine().getErr();
         final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);
         final List<Thread> pumps = new ArrayList<>();
-        // A mapper of its own: a static one would be built when picocli loads this class for every command's model,
-        // and the process's first ObjectMapper costs 0.1-0.2 s of a `train`'s start.
+        // A mapper of its own: a static one would be built when the command line declares its commands, and the
+        // process's first ObjectMapper costs 0.1-0.2 s of a `train`'s start.
         final String attemptsJson = new ObjectMapper().writeValueAsString(failed);
         final long began = System.nanoTime();
         synchronized (processes)

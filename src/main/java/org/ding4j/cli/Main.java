@@ -1,30 +1,22 @@
 package org.ding4j.cli;
 
-import java.util.concurrent.Callable;
-
 import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
-
-import picocli.CommandLine;
-import picocli.CommandLine.Command;
 
 /**
  * The {@code ding4j} command line, run by the repository's {@code ./ding4j} launcher. Exit codes: 0 success,
  * 1 failure, 2 bad arguments or configuration (the message names the key or option).
  */
-@Command(name = "ding4j", mixinStandardHelpOptions = true, version = "ding4j 0.1.0",
-    description = "DI-engine's learner in Java on libtorch.",
-    subcommands = {TrainCommand.class, EvalCommand.class, CheckpointCommand.class, LaunchCommand.class,
-        InfoCommand.class})
-public final class Main implements Callable<Integer>
+public final class Main
 {
     /** Exit code for bad arguments or a bad configuration. */
     static final int BAD_INPUT = 2;
     /** When {@code train}'s first line was printed ({@link System#nanoTime()}), for its start-up report; 0 if not. */
     static volatile long firstLineNanos;
 
-    @CommandLine.Spec
-    private CommandLine.Model.CommandSpec spec;
+    private Main()
+    {
+    }
 
     /**
      * Runs the command line and exits with its code.
@@ -33,8 +25,7 @@ public final class Main implements Callable<Integer>
      */
     public static void main(final String[] args)
     {
-        // train, eval and info need libtorch: its loading (0.3-0.4 s) starts before picocli builds its model and
-        // parses the arguments (about 0.1 s on a cold JVM), instead of after.
+        // train, eval and info need libtorch: its loading (0.3-0.4 s) starts before the arguments are parsed.
         if (args.length > 0 && ("train".equals(args[0]) || "eval".equals(args[0]) || "info".equals(args[0])))
         {
             Natives.loadInBackground(Main::skipCudaProbesOnCpuBuild);
@@ -98,35 +89,14 @@ public final class Main implements Callable<Integer>
         }
     }
 
-    /** @return the configured command line, for tests that run it without exiting */
-    static CommandLine commandLine()
+    /** @return the command line, for tests that run it without exiting */
+    static Cli commandLine()
     {
-        final CommandLine cli = new CommandLine(new Main());
-        cli.getCommandSpec().exitCodeOnInvalidInput(BAD_INPUT);
-        // A failure is reported as its message alone: the messages name the file, key or option at fault, and a
-        // stack trace would bury that. ding4j.debug.stackTraces=true prints them.
-        cli.setExecutionExceptionHandler((ex, line, parsed) -> {
-            line.getErr().println("ding4j: " + (null == ex.getMessage() ? ex.toString() : ex.getMessage()));
-            if (Boolean.getBoolean("ding4j.debug.stackTraces"))
-            {
-                ex.printStackTrace(line.getErr());
-            }
-            return ex instanceof IllegalArgumentException ? BAD_INPUT : 1;
-        });
-        return cli;
-    }
-
-    @Override
-    public Integer call()
-    {
-        return usage(spec);
-    }
-
-    /** Prints a command's usage to stderr for a missing subcommand. */
-    static int usage(final CommandLine.Model.CommandSpec spec)
-    {
-        spec.commandLine().getErr().println("a command is required");
-        spec.commandLine().usage(spec.commandLine().getErr());
-        return BAD_INPUT;
+        return new Cli(new Cli.Command("ding4j", "DI-engine's learner in Java on libtorch.")
+            .subcommand(TrainCommand.command())
+            .subcommand(EvalCommand.command())
+            .subcommand(CheckpointCommand.command())
+            .subcommand(LaunchCommand.command())
+            .subcommand(InfoCommand.command()));
     }
 }

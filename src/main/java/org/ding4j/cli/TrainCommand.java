@@ -4,11 +4,9 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
@@ -20,10 +18,6 @@ import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.Natives;
 import org.ding4j.torch.Threads;
 import org.slf4j.LoggerFactory;
-import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.Spec;
 
 /**
  * {@code ding4j train [CONFIG] [--set key=value]... [--seed N]}: DQN, TD3, SAC or PPO ({@code policy.type}) on
@@ -33,40 +27,46 @@ import picocli.CommandLine.Spec;
  * SIGINT/SIGTERM (serial mode saves {@code ckpt_interrupt.pth.tar} first), 1 on failure, 2 for a bad config or
  * argument.
  */
-@Command(name = "train", mixinStandardHelpOptions = true,
-    description = "Train DQN, TD3, SAC or PPO (policy.type) on env.type (DI-engine's serial_pipeline; default: DQN on "
-        + "CartPole).")
-final class TrainCommand implements Callable<Integer>
+final class TrainCommand
 {
-    @Parameters(index = "0", arity = "0..1", paramLabel = "CONFIG",
-        description = "a YAML or JSON config merged over its policy.type's embedded defaults (dqn: "
-            + "examples/cartpole_dqn.yaml, td3/sac: examples/pendulum_td3.yaml/_sac.yaml, ppo: "
-            + "examples/cartpole_ppo.yaml)")
-    private Path config;
-
-    @Option(names = "--config", paramLabel = "CONFIG",
-        description = "the same as the CONFIG argument (e.g. examples/pendulum_sac.yaml)")
-    private Path configOption;
-
-    @Option(names = "--set", paramLabel = "KEY=VALUE",
-        description = "override one key (dotted path; the value is read as YAML), e.g. --set pipeline.mode=parallel")
-    private List<String> overrides = new ArrayList<>();
-
-    @Option(names = "--seed", paramLabel = "N", description = "the run's seed (the config's seed otherwise)")
-    private Long seed;
-
-    @Spec
-    private picocli.CommandLine.Model.CommandSpec spec;
+    private final Path config;
+    private final Path configOption;
+    private final List<String> overrides;
+    private final Long seed;
+    private final PrintWriter out;
 
     /** The run, once its config is checked (its update count goes into a failing rank's error file). */
     private OffPolicyPipeline pipeline;
+
+    private TrainCommand(final Cli.Args args)
+    {
+        config = args.pathAt(0);
+        configOption = args.path("--config");
+        overrides = args.values("--set");
+        seed = args.longValue("--seed");
+        out = args.out();
+    }
+
+    /** @return the {@code train} command's declaration */
+    static Cli.Command command()
+    {
+        return new Cli.Command("train", "Train DQN, TD3, SAC or PPO (policy.type) on env.type (DI-engine's "
+            + "serial_pipeline; default: DQN on CartPole).")
+            .optionalParameter("CONFIG", "a YAML or JSON config merged over its policy.type's embedded defaults (dqn: "
+                + "examples/cartpole_dqn.yaml, td3/sac: examples/pendulum_td3.yaml/_sac.yaml, ppo: "
+                + "examples/cartpole_ppo.yaml)")
+            .option("--config", "CONFIG", "the same as the CONFIG argument (e.g. examples/pendulum_sac.yaml)")
+            .repeatableOption("--set", "KEY=VALUE", "override one key (dotted path; the value is read as YAML), e.g. "
+                + "--set pipeline.mode=parallel")
+            .option("--seed", "N", "the run's seed (the config's seed otherwise)")
+            .action(args -> new TrainCommand(args).call());
+    }
 
     /**
      * Trains; a failure is also written to the launcher's error file ({@code TORCHELASTIC_ERROR_FILE}) with the
      * updates done, so that {@code ding4j launch} can say which rank failed at which update, as torchrun does.
      */
-    @Override
-    public Integer call() throws Exception
+    private int call() throws Exception
     {
         final ElasticAttempt attempt = ElasticAttempt.fromEnvironment(System.getenv());
         try
@@ -104,7 +104,7 @@ final class TrainCommand implements Callable<Integer>
         final long configStart = System.nanoTime();
         if (null != config && null != configOption)
         {
-            throw new picocli.CommandLine.ParameterException(spec.commandLine(), "give CONFIG or --config, not both");
+            throw new Cli.UsageException("give CONFIG or --config, not both");
         }
         final Path file = null != config ? config : configOption;
         Config user = null == file ? Config.empty() : ConfigFiles.load(file);
@@ -147,7 +147,6 @@ final class TrainCommand implements Callable<Integer>
         // on the 2-core machine (docs/performance.md); -Dding4j.threads.blas=N still wins.
         final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
-        final PrintWriter out = spec.commandLine().getOut();
         final Config cfg = pipeline.config();
         out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d, Java %d%s%n",
             cfg.getString("exp_name"), pipeline.algorithm().name(), cfg.getString("env.type"),

@@ -11,7 +11,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** {@code ding4j checkpoint inspect} on the PyTorch-written fixture, checked against its sidecar. */
 @Tag("native")
@@ -23,7 +22,7 @@ class CheckpointCommandTest
     void shouldPrintEveryTensorWithPathDtypeShapeSumAndFirst() throws Exception
     {
         final StringWriter out = new StringWriter();
-        final CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setOut(new PrintWriter(out));
         assertEquals(0, cli.execute("checkpoint", "inspect", FIXTURE.toString()));
         final ObjectMapper json = new ObjectMapper();
@@ -47,7 +46,7 @@ class CheckpointCommandTest
     void shouldExitWithOneAndTheFileNameForAnUnusableFile()
     {
         final StringWriter err = new StringWriter();
-        final CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setErr(new PrintWriter(err));
         assertEquals(1, cli.execute("checkpoint", "inspect", "pom.xml"));
         assertTrue(err.toString().startsWith("ding4j: checkpoint pom.xml is unusable"), err.toString());

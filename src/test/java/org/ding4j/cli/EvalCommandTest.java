@@ -21,7 +21,6 @@ import org.ding4j.torch.Threads;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import picocli.CommandLine;
 
 /**
  * {@code ding4j eval} takes the net's shape and activation from the training run's {@code total_config.yaml} beside
@@ -51,7 +50,7 @@ class EvalCommandTest
         // A quote and a newline in the file name: the output stays one valid JSON object that names it.
         final Path odd = Files.copy(ckpt, ckpt.resolveSibling("a\"b\nc.pth.tar"));
         final StringWriter out = new StringWriter();
-        final CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setOut(new PrintWriter(out));
         assertEquals(0, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "2"), out.toString());
         final JsonNode result = new ObjectMapper().readTree(out.toString());

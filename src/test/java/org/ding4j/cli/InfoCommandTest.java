@@ -9,7 +9,6 @@ import java.io.StringWriter;
 import org.ding4j.torch.PackedMlp;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import picocli.CommandLine;
 
 /** {@code ding4j info}: the machine's facts, the acting kernel's variant being the one PackedMlp runs here. */
 @Tag("native")
@@ -19,7 +18,7 @@ class InfoCommandTest
     void shouldPrintTheLibrariesTheirLoadTimeAndTheActingKernelsVariant()
     {
         final StringWriter out = new StringWriter();
-        final CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setOut(new PrintWriter(out));
         assertEquals(0, cli.execute("info"));
         final String text = out.toString();

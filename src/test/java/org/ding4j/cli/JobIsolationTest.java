@@ -34,7 +34,7 @@ class JobIsolationTest
     {
         final StringWriter out = new StringWriter();
         final StringWriter err = new StringWriter();
-        final picocli.CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         final int code = cli.execute(args);

@@ -18,7 +18,7 @@ class LaunchCommandTest
 
     private int launch(final String... args)
     {
-        final picocli.CommandLine cli = Main.commandLine();
+        final Cli cli = Main.commandLine();
         cli.setOut(new PrintWriter(out, true));
         cli.setErr(new PrintWriter(err, true));
         return cli.execute(args);

@@ -76,7 +76,7 @@ public final class ExamplePrograms
         return new ProcessBuilder(command).redirectErrorStream(true).start();
     }
 
-    /** The jars the README names as required (no SLF4J binding, no picocli, logback, Micrometer or protobuf). */
+    /** The jars the README names as required (no SLF4J binding, no logback, Micrometer or protobuf). */
     private static final List<String> REQUIRED = List.of("javacpp-", "pytorch-", "openblas-", "slf4j-api-",
         "agrona-", "HdrHistogram-", "jackson-databind-", "jackson-annotations-", "jackson-core-",
         "jackson-dataformat-yaml-", "snakeyaml-");
