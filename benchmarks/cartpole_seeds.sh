@@ -8,6 +8,8 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work" && cd "$work"
+# A run into a folder of an earlier run writes a renewed one beside it, and this script reads the named folders.
+[[ -z "$(ls -A)" ]] || { echo "cartpole_seeds.sh: $work is not empty (give a new folder)" >&2; exit 2; }
 "$here/ding4j" train --set exp_name=archive --set pipeline.max_train_iter=100 >/dev/null
 printf '%-8s %4s %6s %9s %7s %7s %9s %9s %6s %6s %6s %6s %6s %6s %7s\n' mode seed solved env_steps updates train_s \
     updates/s process_s jvm_s config native wait warmup setup eval100

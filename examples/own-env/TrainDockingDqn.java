@@ -25,11 +25,13 @@ public final class TrainDockingDqn
             .with("policy.model.obs_shape", 2L)
             .with("policy.model.action_shape", 3L)
             .with("pipeline.max_env_step", args.length > 1 ? Long.parseLong(args[1]) : 100_000L);
-        final OffPolicyRun.Summary summary = new OffPolicyPipeline(config).run(
+        // The folder it writes: exp_name, or a renewed one beside it when that holds an earlier run.
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(config);
+        final OffPolicyRun.Summary summary = pipeline.run(
             p -> System.out.printf("env steps %6d | updates %5d | eval %7.1f (best %7.1f)%n", p.envSteps(),
                 p.trainIter(), p.lastEvalReturn(), p.bestEvalReturn()));
         System.out.printf("DQN on Docking: %s after %d env steps, best eval return %.1f; checkpoints in %s%n",
             summary.solved() ? "solved" : "not solved", summary.envSteps(), summary.bestEvalReturn(),
-            Path.of(config.getString("exp_name"), "ckpt"));
+            Path.of(pipeline.config().getString("exp_name"), "ckpt"));
     }
 }

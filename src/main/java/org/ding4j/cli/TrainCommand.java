@@ -149,7 +149,9 @@ final class TrainCommand
             Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
         final Config cfg = pipeline.config();
         out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d, Java %d%s%n",
-            cfg.getString("exp_name"), pipeline.algorithm().name(), cfg.getString("env.type"),
+            cfg.getString("exp_name") + (null == pipeline.renewedFrom() ? ""
+                : " (" + pipeline.renewedFrom() + " holds an earlier run)"),
+            pipeline.algorithm().name(), cfg.getString("env.type"),
             cfg.getString("pipeline.mode"), cfg.getLong("seed"), threads.intraOp(), threads.blas(),
             Runtime.version().feature(), dist.distributed() ? ", rank " + dist.rank() + " of " + dist.worldSize() : "");
         out.flush();

@@ -1,13 +1,17 @@
 package org.ding4j.example;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
@@ -42,6 +46,15 @@ import org.ding4j.learner.RunOutcome;
  * {@code update_per_collect} updates of a replay batch each, until an evaluation reaches {@code stop_value} or a
  * limit ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
  * <p>
+ * A run never writes over an earlier one: when {@code exp_name} holds an earlier run's files ({@code summary.json},
+ * {@code total_config.yaml}, {@code ckpt/} or {@code log/}), it writes {@code {exp_name}_{yyMMdd_HHmmss}} instead, as
+ * DI-engine's {@code compile_config(renew_dir=True)} does ({@link #config()} and {@link #renewedFrom()} say so), a
+ * resume from that folder's checkpoint included. An empty folder, or one of other files, is used as it is. The ranks
+ * of a data-parallel job and the attempts of one a launcher may restart ({@code --max-restarts}) must all take the
+ * same folder: theirs is named by the job's id ({@code {exp_name}_{job id}}), and rank 0 marks the folder it takes with
+ * that id ({@value #JOB_FILE}), so that a restarted attempt comes back to its own folder and resumes from its own
+ * checkpoints, never from an earlier job's. Such a job without an id keeps {@code exp_name}.
+ * <p>
  * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
  * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}, or in parallel mode
  * ({@code pipeline.mode: parallel}) as {@code learner.start()} fed by a {@link ParallelDriver}. On the ranks of a
@@ -66,9 +79,18 @@ public final class OffPolicyPipeline
     private static final long MAX_EVAL_STEPS = 100_000_000;
     /** Nets up to this size (values, gradients, moments and copies) are not checked against the machine's memory. */
     private static final long SMALL_NET_BYTES = 64L << 20;
+    /** What a run writes into its folder: any of them there means an earlier run's folder. */
+    private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "ckpt", "log"};
+    /** The id of the job whose ranks and attempts write a folder, written there before anything else of theirs. */
+    static final String JOB_FILE = ".ding4j-job";
+    /** How a launcher marks a restarted attempt's id ({@code ding4j launch}); the job is the id before it. */
+    private static final String RESTART_MARK = "/restart-";
 
     private final OffPolicyAlgorithm algorithm;
-    private final Config cfg;
+    /** The checked config; its {@code exp_name} is replaced once, at the end of construction, by a renewed folder. */
+    private Config cfg;
+    /** The configured {@code exp_name} when the run writes a renewed folder beside it, else null. */
+    private String renewedFrom;
     private final DistInfo dist;
     private final ElasticAttempt attempt;
     /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
@@ -137,8 +159,14 @@ public final class OffPolicyPipeline
                 + " (data-parallel runs the serial pipeline on every rank), got " + cfg.getString("pipeline.mode"));
         }
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
-        this.explicitLoadPath = !BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run")
-            .isEmpty();
+        final String loadPath = BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run");
+        this.explicitLoadPath = !loadPath.isEmpty();
+        if (training && explicitLoadPath && !isRegularFile(loadPath))
+        {
+            // Refused before the run picks and writes its folder: a mistyped path leaves nothing behind.
+            throw new ConfigException("learner.hook.load_ckpt_before_run", "checkpoint " + loadPath + " does not exist "
+                + "or is not a regular file");
+        }
         algorithm.check(cfg);
         final long evalSteps = cfg.getLong("env.n_evaluator_episode") * cfg.getLong("env.max_episode_steps");
         if (evalSteps > MAX_EVAL_STEPS)
@@ -152,7 +180,115 @@ public final class OffPolicyPipeline
         if (training)
         {
             checkReplay();
+            final String configured = cfg.getString("exp_name");
+            final String folder = runFolder(configured, sharedJob(), LocalDateTime.now());
+            if (!folder.equals(configured))
+            {
+                renewedFrom = configured;
+                cfg = cfg.with("exp_name", folder);
+            }
         }
+    }
+
+    /**
+     * @return the id of the job whose ranks or attempts share this run's folder (without a launcher's restart mark),
+     *     empty when there is none or it has no id, null for a run of its own
+     */
+    private String sharedJob()
+    {
+        if (!dist.distributed() && 0 == attempt.maxRestarts())
+        {
+            return null;
+        }
+        final String id = dist.jobId();
+        final int restart = id.indexOf(RESTART_MARK);
+        return restart < 0 ? id : id.substring(0, restart);
+    }
+
+    /**
+     * The folder a run writes.
+     *
+     * @param exp the configured {@code exp_name}
+     * @param job null for a run of its own; else the id of the job whose ranks and attempts share the folder (empty:
+     *            no id, the folder is kept)
+     * @param now the time a renewed folder of a run of its own is named by
+     * @return {@code exp} if it holds no earlier run (or, for a job, only this job's); else a run of its own's
+     *     {@code exp_yyMMdd_HHmmss} (with {@code _2}, {@code _3}, ... should that exist too), a job's {@code exp_ID}
+     * @throws ConfigException if a job's folder and its renewed one both hold another job's runs
+     */
+    static String runFolder(final String exp, final String job, final LocalDateTime now)
+    {
+        final Path folder = Path.of(exp);
+        if (!holdsRun(folder) || null != job && (job.isEmpty() || job.equals(jobOf(folder))))
+        {
+            return exp;
+        }
+        final Path absolute = folder.toAbsolutePath().normalize();
+        final String suffix = null == job ? DateTimeFormatter.ofPattern("yyMMdd_HHmmss").format(now)
+            : job.replaceAll("[^A-Za-z0-9._-]", "_");
+        final Path renewed = absolute.resolveSibling(absolute.getFileName() + "_" + suffix);
+        Path candidate = renewed;
+        if (null == job)
+        {
+            for (int n = 2; Files.exists(candidate); n++)
+            {
+                candidate = renewed.resolveSibling(renewed.getFileName() + "_" + n);
+            }
+        }
+        else if (holdsRun(candidate) && !job.equals(jobOf(candidate)))
+        {
+            throw new ConfigException("exp_name", exp + " and " + candidate + " hold other jobs' runs (job id "
+                + job + "): give another exp_name or job id");
+        }
+        // Relative stays relative, as the user wrote it (the console and summary.json show it so).
+        return folder.isAbsolute() ? candidate.toString()
+            : Path.of("").toAbsolutePath().relativize(candidate).toString();
+    }
+
+    private static boolean isRegularFile(final String path)
+    {
+        try
+        {
+            return Files.isRegularFile(Path.of(path));
+        }
+        catch (final java.nio.file.InvalidPathException ex)
+        {
+            return false;
+        }
+    }
+
+    /** @return the job id a folder is marked with, empty if none */
+    private static String jobOf(final Path folder)
+    {
+        try
+        {
+            return Files.readString(folder.resolve(JOB_FILE)).strip();
+        }
+        catch (final IOException ex)
+        {
+            return "";
+        }
+    }
+
+    private static boolean holdsRun(final Path folder)
+    {
+        for (final String name : RUN_FILES)
+        {
+            if (Files.exists(folder.resolve(name), java.nio.file.LinkOption.NOFOLLOW_LINKS))
+            {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * @return the configured {@code exp_name} when it held an earlier run and this run writes a renewed folder beside
+     *     it ({@link #config()}'s {@code exp_name}), else null
+     */
+    public String renewedFrom()
+    {
+        return renewedFrom;
     }
 
     /** The replay within half the heap, and a batch it can fill before the run's env-step limit. */
@@ -354,6 +490,12 @@ public final class OffPolicyPipeline
         // Rank 0 writes the folder; it owns it for the run (another job there is refused, naming this one's pid).
         try (FolderLock lock = 0 == dist.rank() ? lockFolder(exp) : null)
         {
+            final String job = sharedJob();
+            if (null != lock && null != job && !job.isEmpty() && !job.equals(jobOf(Path.of(exp))))
+            {
+                // Before anything else of the job's: a rank or attempt that finds the job's files finds this first.
+                AtomicFiles.write(Path.of(exp, JOB_FILE), (job + "\n").getBytes(StandardCharsets.UTF_8));
+            }
             final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
             final Config runCfg = null == resume ? cfg
                 : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());

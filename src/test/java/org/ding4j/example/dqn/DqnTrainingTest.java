@@ -321,9 +321,12 @@ class DqnTrainingTest
             });
         assertTrue(running.await(120, java.util.concurrent.TimeUnit.SECONDS), "the first run evaluates");
         final byte[] config = Files.readAllBytes(exp.resolve("total_config.yaml"));
+        // A job a launcher may restart keeps its folder (a fresh one would write beside the earlier run's instead).
+        final org.ding4j.dist.ElasticAttempt keepsFolder = new org.ding4j.dist.ElasticAttempt(0, 1, List.of(), null);
         final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
             org.ding4j.config.ConfigException.class,
-            () -> new OffPolicyPipeline(user.with("seed", 7L)).run(p -> { }));
+            () -> new OffPolicyPipeline(user.with("seed", 7L), org.ding4j.dist.DistInfo.single(), keepsFolder)
+                .run(p -> { }));
         // The refusal in this process must not have dropped the OS lock: another process is refused too.
         final List<String> probe = org.ding4j.testing.ChildJvm.javaCommand(dir,
             org.ding4j.checkpoint.FolderLockProbe.class.getName());
@@ -337,7 +340,8 @@ class DqnTrainingTest
             + "(pid " + ProcessHandle.current().pid() + ")"), ex.getMessage());
         org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")));
         assertEquals(60, first.get(120, java.util.concurrent.TimeUnit.SECONDS).trainIter());
-        assertEquals(60, new OffPolicyPipeline(user).run(p -> { }).trainIter(), "free again after the first ended");
+        assertEquals(60, new OffPolicyPipeline(user, org.ding4j.dist.DistInfo.single(), keepsFolder).run(p -> { })
+            .trainIter(), "free again after the first ended");
     }
 
     private static void awaitQuietly(final java.util.concurrent.CountDownLatch latch)

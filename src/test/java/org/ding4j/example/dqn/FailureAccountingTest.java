@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
@@ -15,6 +16,8 @@ import java.util.stream.Stream;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.config.Config;
+import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.example.pipeline.OffPolicyRun;
 import org.junit.jupiter.api.Assumptions;
@@ -35,6 +38,15 @@ class FailureAccountingTest
     {
         return Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 60L)
             .with("pipeline.warmup_updates", 0L).with("env.stop_value", 100000.0);
+    }
+
+    /**
+     * A job a launcher may restart: it keeps its folder, whose earlier files are the case under test (a fresh job
+     * would write a renewed folder beside them).
+     */
+    private static OffPolicyPipeline restartable(final Path exp)
+    {
+        return new OffPolicyPipeline(run(exp), DistInfo.single(), new ElasticAttempt(0, 1, List.of(), null));
     }
 
     private static Map<?, ?> summary(final Path exp) throws Exception
@@ -62,7 +74,7 @@ class FailureAccountingTest
         // The checkpoint folder's name is taken by a file: every checkpoint write fails.
         Files.writeString(exp.resolve("ckpt"), "not a folder");
         final RuntimeException ex = assertThrows(RuntimeException.class,
-            () -> new OffPolicyPipeline(run(exp)).run(p -> { }, Map.of()));
+            () -> restartable(exp).run(p -> { }, Map.of()));
         assertTrue(ex.getMessage().contains(exp.resolve("ckpt").toString()), ex.getMessage());
         final Map<?, ?> summary = summary(exp);
         assertTrue(String.valueOf(summary.get("error")).contains("ckpt_best.pth.tar"), summary::toString);
@@ -75,7 +87,7 @@ class FailureAccountingTest
         final Path exp = dir.resolve("stale");
         final Path ckpt = Files.createDirectories(exp.resolve("ckpt"));
         final Path stale = Files.writeString(ckpt.resolve(".iteration_5.pth.tar123456.tmp"), "half", StandardCharsets.UTF_8);
-        final OffPolicyRun.Summary summary = new OffPolicyPipeline(run(exp)).run(p -> { }, Map.of());
+        final OffPolicyRun.Summary summary = restartable(exp).run(p -> { }, Map.of());
         assertFalse(Files.exists(stale), "removed at start");
         assertTrue(summary.paths().get("checkpoints").toString().contains("iteration_60.pth.tar"));
         assertFalse(summary.paths().get("checkpoints").toString().contains(".tmp"), summary.paths()::toString);
