@@ -2,11 +2,13 @@ package org.ding4j.cli;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.CheckpointInspector;
+import org.ding4j.checkpoint.CorruptCheckpointException;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.torch.Natives;
 
@@ -27,15 +29,26 @@ final class CheckpointCommand
                 .action(args -> inspect(args.pathAt(0), args.out())));
     }
 
-    /** {@code ding4j checkpoint inspect FILE}: the tree as JSON, tensors as path, dtype, shape, sum and first. */
+    /**
+     * {@code ding4j checkpoint inspect FILE}: the tree as JSON, tensors as path, dtype, shape, sum and first. A file
+     * that is missing or not a checkpoint is bad input (exit 2), as for {@code eval --ckpt}.
+     */
     private static int inspect(final Path file, final PrintWriter out) throws IOException
     {
+        if (!Files.exists(file))
+        {
+            throw new IllegalArgumentException("FILE: " + file + " does not exist");
+        }
         Natives.load();
         try (PointerScope scope = new PointerScope())
         {
             out.println(new ObjectMapper().writerWithDefaultPrettyPrinter()
                 .writeValueAsString(CheckpointInspector.describe(new TorchCheckpointIO().read(file))));
             out.flush();
+        }
+        catch (final CorruptCheckpointException ex)
+        {
+            throw new IllegalArgumentException(ex.getMessage(), ex);
         }
         return 0;
     }

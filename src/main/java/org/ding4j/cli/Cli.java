@@ -203,7 +203,8 @@ final class Cli
             }
             catch (final NumberFormatException ex)
             {
-                throw new UsageException("option '" + option + "': expected an integer, got '" + text + "'");
+                throw new UsageException("option '" + option + "': expected an integer in [" + Integer.MIN_VALUE + ", "
+                    + Integer.MAX_VALUE + "], got '" + text + "'");
             }
         }
 
@@ -217,7 +218,8 @@ final class Cli
             }
             catch (final NumberFormatException ex)
             {
-                throw new UsageException("option '" + option + "': expected an integer, got '" + text + "'");
+                throw new UsageException("option '" + option + "': expected an integer in [" + Long.MIN_VALUE + ", "
+                    + Long.MAX_VALUE + "], got '" + text + "'");
             }
         }
 
@@ -385,8 +387,11 @@ final class Cli
         final Option option = command.options.get(name);
         if (null == option)
         {
+            final boolean runsCommand = !command.positionals.isEmpty()
+                && command.positionals.get(command.positionals.size() - 1).variadic();
             throw new UsageException("unknown option '" + name + "'" + (command.options.isEmpty() ? ""
-                : " (options: " + String.join(", ", command.options.keySet()) + ")"));
+                : " (options: " + String.join(", ", command.options.keySet()) + ")")
+                + (runsCommand ? "; the options of the command it runs go after --" : ""));
         }
         int next = at;
         final String value;
@@ -394,7 +399,7 @@ final class Cli
         {
             value = arg.substring(equals + 1);
         }
-        else if (next + 1 < args.length && !command.options.containsKey(args[next + 1]))
+        else if (next + 1 < args.length && !takesNoValue(command, args[next + 1]))
         {
             value = args[++next];
         }
@@ -410,6 +415,13 @@ final class Cli
         }
         given.add(value);
         return next;
+    }
+
+    /** @return whether an argument is an option's name, help, version or the end of options, never a value */
+    private static boolean takesNoValue(final Command command, final String arg)
+    {
+        return command.options.containsKey(arg) || "--".equals(arg) || "-h".equals(arg) || "--help".equals(arg)
+            || "-V".equals(arg) || "--version".equals(arg);
     }
 
     /** Required options and the number of positional arguments. */
@@ -441,7 +453,7 @@ final class Cli
 
     private static String synopsis(final Command command, final String path)
     {
-        final StringBuilder line = new StringBuilder(path).append(" [-hV]");
+        final StringBuilder line = new StringBuilder(path).append(" [-h] [-V]");
         for (final Option option : command.options.values())
         {
             final String form = option.name() + "=" + option.label();

@@ -43,13 +43,16 @@ class CheckpointCommandTest
     }
 
     @Test
-    void shouldExitWithOneAndTheFileNameForAnUnusableFile()
+    void shouldExitWithTwoAndTheFileNameForAnUnusableOrMissingFile()
     {
         final StringWriter err = new StringWriter();
         final Cli cli = Main.commandLine();
         cli.setErr(new PrintWriter(err));
-        assertEquals(1, cli.execute("checkpoint", "inspect", "pom.xml"));
+        assertEquals(2, cli.execute("checkpoint", "inspect", "pom.xml"), "not a checkpoint is bad input, as for eval");
         assertTrue(err.toString().startsWith("ding4j: checkpoint pom.xml is unusable"), err.toString());
+        err.getBuffer().setLength(0);
+        assertEquals(2, cli.execute("checkpoint", "inspect", "no-such.pth.tar"));
+        assertEquals("ding4j: FILE: no-such.pth.tar does not exist", err.toString().strip());
         assertEquals(2, Main.commandLine().execute("checkpoint", "inspect"), "a missing FILE is bad input");
     }
 }

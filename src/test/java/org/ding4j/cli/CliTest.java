@@ -87,8 +87,14 @@ class CliTest
             "run", "--ckpt", "m", "--seed", "1", "--seed=2");
         assertRefused("tool run: unexpected argument 'b.yaml' (it takes at most 1)",
             "run", "--ckpt", "m", "a", "b.yaml");
-        assertRefused("tool run: option '--episodes': expected an integer, got 'ten'",
+        assertRefused("tool run: option '--episodes': expected an integer in [-2147483648, 2147483647], got 'ten'",
             "run", "--ckpt", "m", "--episodes", "ten");
+        assertRefused("tool run: option '--episodes': expected an integer in [-2147483648, 2147483647], got "
+            + "'99999999999'", "run", "--ckpt", "m", "--episodes", "99999999999");
+        assertRefused("tool run: option '--ckpt' needs a value (FILE)", "run", "--ckpt", "--", "x");
+        assertRefused("tool run: option '--seed' needs a value (N)", "run", "--ckpt", "m", "--seed", "-h");
+        assertRefused("tool launch: unknown option '--set' (options: --nproc); the options of the command it runs go "
+            + "after --", "launch", "--nproc", "1", "train", "--set", "x=1");
         assertRefused("tool launch: missing COMMAND", "launch", "--nproc", "2");
         assertRefused("tool: unknown command 'walk' (commands: run, launch)", "walk");
         assertRefused("tool: a command is required (commands: run, launch)");
@@ -108,7 +114,7 @@ class CliTest
     void helpAndVersionPrintToTheOutputAndExitZero()
     {
         assertEquals(0, run("run", "--help"));
-        assertTrue(out.toString().startsWith("Usage: tool run [-hV] --ckpt=FILE [--episodes=N] [--seed=N] "
+        assertTrue(out.toString().startsWith("Usage: tool run [-h] [-V] --ckpt=FILE [--episodes=N] [--seed=N] "
             + "[--set=KEY=VALUE]... [CONFIG]\nRuns.\n"), out.toString());
         assertTrue(out.toString().contains("--ckpt=FILE"), out.toString());
         assertNull(seen.get(), "help runs nothing");
