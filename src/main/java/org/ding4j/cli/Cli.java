@@ -196,31 +196,37 @@ final class Cli
         /** @return the option's value as an int, null if neither given nor defaulted */
         Integer integer(final String option)
         {
-            final String text = value(option);
-            try
-            {
-                return null == text ? null : Integer.valueOf(text.trim());
-            }
-            catch (final NumberFormatException ex)
-            {
-                throw new UsageException("option '" + option + "': expected an integer in [" + Integer.MIN_VALUE + ", "
-                    + Integer.MAX_VALUE + "], got '" + text + "'");
-            }
+            final Long value = number(option, Integer.MIN_VALUE, Integer.MAX_VALUE);
+            return null == value ? null : value.intValue();
         }
 
         /** @return the option's value as a long, null if neither given nor defaulted */
         Long longValue(final String option)
         {
+            return number(option, Long.MIN_VALUE, Long.MAX_VALUE);
+        }
+
+        private Long number(final String option, final long min, final long max)
+        {
             final String text = value(option);
+            if (null == text)
+            {
+                return null;
+            }
             try
             {
-                return null == text ? null : Long.valueOf(text.trim());
+                final long value = Long.parseLong(text.trim());
+                if (value >= min && value <= max)
+                {
+                    return value;
+                }
             }
             catch (final NumberFormatException ex)
             {
-                throw new UsageException("option '" + option + "': expected an integer in [" + Long.MIN_VALUE + ", "
-                    + Long.MAX_VALUE + "], got '" + text + "'");
+                // Named below with the range, as one out of it is.
             }
+            throw new UsageException("option '" + option + "': expected an integer in [" + min + ", " + max + "], got '"
+                + text + "'");
         }
 
         /** @return the positional arguments, in order */
