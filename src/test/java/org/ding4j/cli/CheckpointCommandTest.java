@@ -16,7 +16,8 @@ import org.junit.jupiter.api.Test;
 @Tag("native")
 class CheckpointCommandTest
 {
-    private static final Path FIXTURE = Path.of("src/test/resources/fixtures/checkpoints/dqn_cartpole_iteration_5.pth.tar");
+    private static final Path FIXTURE =
+        Path.of("src/test/resources/fixtures/checkpoints/dqn_cartpole_iteration_5.pth.tar");
 
     @Test
     void shouldPrintEveryTensorWithPathDtypeShapeSumAndFirst() throws Exception

@@ -40,7 +40,8 @@ class EvalCommandTest
         final Path ckpt = dir.resolve("run").resolve("ckpt").resolve("ckpt_best.pth.tar");
         Files.createDirectories(ckpt.getParent());
         Files.writeString(dir.resolve("run").resolve("total_config.yaml"), String.join("\n",
-            "policy:", "  model:", "    encoder_hidden_size_list: [8]", "    dueling: false", "    activation: tanh", ""));
+            "policy:", "  model:", "    encoder_hidden_size_list: [8]", "    dueling: false", "    activation: tanh",
+            ""));
         torch.manual_seed(1);
         try (QNetwork net = new QNetwork(CartPole.OBS, CartPole.ACTIONS, new long[] {8}, false, Activation.TANH);
             FlatParameters params = FlatParameters.of(net.module()))

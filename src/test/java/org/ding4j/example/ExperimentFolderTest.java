@@ -37,10 +37,12 @@ class ExperimentFolderTest
         Files.createDirectories(exp.resolve("notes"));
         assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), null, NOW), "a folder of other files");
         Files.createDirectories(exp.resolve("ckpt"));
-        assertEquals(dir.resolve("exp_261207_083005").toString(), OffPolicyPipeline.runFolder(exp.toString(), null, NOW));
+        assertEquals(dir.resolve("exp_261207_083005").toString(),
+            OffPolicyPipeline.runFolder(exp.toString(), null, NOW));
         Files.createDirectories(dir.resolve("exp_261207_083005"));
         Files.createDirectories(dir.resolve("exp_261207_083005_2"));
-        assertEquals(dir.resolve("exp_261207_083005_3").toString(), OffPolicyPipeline.runFolder(exp.toString(), null, NOW),
+        assertEquals(dir.resolve("exp_261207_083005_3").toString(),
+            OffPolicyPipeline.runFolder(exp.toString(), null, NOW),
             "two runs in one second");
     }
 

@@ -74,7 +74,8 @@ class DqnTrainingTest
         final OffPolicyRun.Summary summary = new OffPolicyPipeline(user).run(p -> { }, Map.of());
         assertTrue(summary.envSteps() >= 600 && summary.trainIter() > 0, summary.toString());
         final org.ding4j.config.ConfigException wrong = org.junit.jupiter.api.Assertions.assertThrows(
-            org.ding4j.config.ConfigException.class, () -> new OffPolicyPipeline(user.with("policy.model.obs_shape", 4L)));
+            org.ding4j.config.ConfigException.class,
+            () -> new OffPolicyPipeline(user.with("policy.model.obs_shape", 4L)));
         assertEquals("policy.model.obs_shape: expected 6 (acrobot's observation width), got 4", wrong.getMessage());
         final org.ding4j.config.ConfigException box = org.junit.jupiter.api.Assertions.assertThrows(
             org.ding4j.config.ConfigException.class, () -> new OffPolicyPipeline(user.with("env.type", "pendulum")));
@@ -338,7 +339,8 @@ class DqnTrainingTest
         assertTrue(said.contains("refused: ") && said.contains("(pid " + ProcessHandle.current().pid() + ")"), said);
         assertTrue(ex.getMessage().startsWith("exp_name: ") && ex.getMessage().contains("is in use by another job "
             + "(pid " + ProcessHandle.current().pid() + ")"), ex.getMessage());
-        org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(config,
+            Files.readAllBytes(exp.resolve("total_config.yaml")));
         assertEquals(60, first.get(120, java.util.concurrent.TimeUnit.SECONDS).trainIter());
         assertEquals(60, new OffPolicyPipeline(user, org.ding4j.dist.DistInfo.single(), keepsFolder).run(p -> { })
             .trainIter(), "free again after the first ended");
