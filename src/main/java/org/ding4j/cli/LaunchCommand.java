@@ -103,17 +103,16 @@ final class LaunchCommand
         return new Cli.Command("launch", "Run a ding4j command on N local ranks (torchrun's environment), e.g. "
             + "ding4j launch --nproc 2 -- train --set exp_name=ddp")
             .requiredOption("--nproc", "N", "ranks on this node (>= 1)")
-            .option("--nnodes", "N", "nodes in the job (default: 1)", "1")
-            .option("--node-rank", "N", "this node's index (default: 0)", "0")
-            .option("--master-addr", "HOST", "host of rank 0's store (default: " + DistInfo.DEFAULT_MASTER_ADDR + ")",
-                DistInfo.DEFAULT_MASTER_ADDR)
+            .option("--nnodes", "N", "nodes in the job", "1")
+            .option("--node-rank", "N", "this node's index", "0")
+            .option("--master-addr", "HOST", "host of rank 0's store", DistInfo.DEFAULT_MASTER_ADDR)
             .option("--master-port", "PORT", "its port (default: a free port, on one node; required on several)")
             .option("--job-id", "ID", "the job's identity, checked by every rank at the rendezvous so that a rank of "
                 + "another job is refused (default: a new random id; several nodes pass the same one)")
             .option("--max-restarts", "N", "when a rank fails, restart every rank of this node up to N times, each "
-                + "attempt resuming from the newest verified checkpoint (default: 0: the job fails)", "0")
-            .option("--main", "CLASS", "the class whose main each rank runs, on this JVM's class path (default: the "
-                + "ding4j command line, so COMMAND is a ding4j command)", "org.ding4j.cli.Main")
+                + "attempt resuming from the newest verified checkpoint its job wrote (0: the job fails)", "0")
+            .option("--main", "CLASS", "the class whose main each rank runs, on this JVM's class path (the ding4j "
+                + "command line's: COMMAND is a ding4j command)", "org.ding4j.cli.Main")
             .parameters("COMMAND", "the ding4j command each rank runs, after --")
             .action(args -> new LaunchCommand(args).call());
     }
@@ -378,7 +377,7 @@ final class LaunchCommand
         env.put("MASTER_ADDR", masterAddr);
         env.put("MASTER_PORT", Integer.toString(masterPort));
         // Each attempt is its own job at the rendezvous, so a rank left over from an earlier one is refused.
-        env.put(DistInfo.JOB_ID_VARIABLE, 0 == attempt ? jobId : jobId + "/restart-" + attempt);
+        env.put(DistInfo.JOB_ID_VARIABLE, ElasticAttempt.attemptId(jobId, attempt));
         env.put(ElasticAttempt.RESTART_COUNT_VARIABLE, Integer.toString(attempt));
         env.put(ElasticAttempt.MAX_RESTARTS_VARIABLE, Integer.toString(maxRestarts));
         env.put(ElasticAttempt.ERROR_FILE_VARIABLE, errorFile.toString());

@@ -237,7 +237,8 @@ final class TrainCommand
         }
         catch (final org.ding4j.hook.HookException ex)
         {
-            // The checkpoint to resume from refused (it does not fit, is damaged, or is not there): bad input.
+            // The checkpoint to resume from refused (it does not fit or is damaged; a missing one is refused even
+            // before, by the pipeline's config check): bad input.
             for (Throwable cause = ex.getCause(); org.ding4j.hook.HookPosition.BEFORE_RUN == ex.position()
                 && null != cause; cause = cause.getCause())
             {

@@ -37,6 +37,8 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
     public static final String MAX_RESTARTS_VARIABLE = "TORCHELASTIC_MAX_RESTARTS";
     /** torchrun's per-rank error file: a failing rank writes its exception there as JSON. */
     public static final String ERROR_FILE_VARIABLE = "TORCHELASTIC_ERROR_FILE";
+    /** What {@link #attemptId} puts between a job's id and a restart's number. */
+    public static final String RESTART_MARK = "/restart-";
     /** ding4j's launcher: a JSON list of the failed attempts before this one. */
     public static final String ATTEMPTS_VARIABLE = "DING4J_ATTEMPTS";
 
@@ -112,6 +114,30 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
             // Reported below with the variable's name.
         }
         throw new IllegalArgumentException(name + ": expected an integer >= 0, got \"" + text + "\"");
+    }
+
+    /**
+     * @param job     the job's id (empty: none)
+     * @param attempt the attempt, 0 for the first
+     * @return the id an attempt's ranks meet under ({@code ding4j launch}'s {@code DING4J_JOB_ID}): the job's for the
+     *     first, the job's and {@value #RESTART_MARK}N for the N-th restart, so that a rank left over from an earlier
+     *     attempt is refused at the rendezvous
+     */
+    public static String attemptId(final String job, final int attempt)
+    {
+        return 0 == attempt ? job : job + RESTART_MARK + attempt;
+    }
+
+    /**
+     * @param attemptId an id {@link #attemptId} made, or any other job id
+     * @return the job's id, without the restart mark
+     */
+    public static String jobOf(final String attemptId)
+    {
+        final int mark = attemptId.lastIndexOf(RESTART_MARK);
+        return mark >= 0 && mark + RESTART_MARK.length() < attemptId.length()
+            && attemptId.substring(mark + RESTART_MARK.length()).chars().allMatch(Character::isDigit)
+            ? attemptId.substring(0, mark) : attemptId;
     }
 
     /** @return whether this attempt is a restart (it resumes from the newest verified checkpoint) */

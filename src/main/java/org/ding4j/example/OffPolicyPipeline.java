@@ -1,7 +1,6 @@
 package org.ding4j.example;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
@@ -11,7 +10,6 @@ import java.util.Objects;
 import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
@@ -50,10 +48,9 @@ import org.ding4j.learner.RunOutcome;
  * {@code total_config.yaml}, {@code ckpt/} or {@code log/}), it writes {@code {exp_name}_{yyMMdd_HHmmss}} instead, as
  * DI-engine's {@code compile_config(renew_dir=True)} does ({@link #config()} and {@link #renewedFrom()} say so), a
  * resume from that folder's checkpoint included. An empty folder, or one of other files, is used as it is. The ranks
- * of a data-parallel job and the attempts of one a launcher may restart ({@code --max-restarts}) must all take the
- * same folder: theirs is named by the job's id ({@code {exp_name}_{job id}}), and rank 0 marks the folder it takes with
- * that id ({@value #JOB_FILE}), so that a restarted attempt comes back to its own folder and resumes from its own
- * checkpoints, never from an earlier job's. Such a job without an id keeps {@code exp_name}.
+ * of a data-parallel job and the attempts of one a launcher may restart ({@code --max-restarts}) keep
+ * {@code exp_name}, which they must all agree on (one job at a time: the folder's lock); rank 0 marks the folder with
+ * the job's id ({@link Restarts}), so that a restarted attempt resumes only from checkpoints its own job wrote there.
  * <p>
  * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
  * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}, or in parallel mode
@@ -81,10 +78,6 @@ public final class OffPolicyPipeline
     private static final long SMALL_NET_BYTES = 64L << 20;
     /** What a run writes into its folder: any of them there means an earlier run's folder. */
     private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "ckpt", "log"};
-    /** The id of the job whose ranks and attempts write a folder, written there before anything else of theirs. */
-    static final String JOB_FILE = ".ding4j-job";
-    /** How a launcher marks a restarted attempt's id ({@code ding4j launch}); the job is the id before it. */
-    private static final String RESTART_MARK = "/restart-";
 
     private final OffPolicyAlgorithm algorithm;
     /** The checked config; its {@code exp_name} is replaced once, at the end of construction, by a renewed folder. */
@@ -181,7 +174,7 @@ public final class OffPolicyPipeline
         {
             checkReplay();
             final String configured = cfg.getString("exp_name");
-            final String folder = runFolder(configured, sharedJob(), LocalDateTime.now());
+            final String folder = null == sharedJob() ? runFolder(configured, LocalDateTime.now()) : configured;
             if (!folder.equals(configured))
             {
                 renewedFrom = configured;
@@ -192,53 +185,35 @@ public final class OffPolicyPipeline
 
     /**
      * @return the id of the job whose ranks or attempts share this run's folder (without a launcher's restart mark),
-     *     empty when there is none or it has no id, null for a run of its own
+     *     empty when it has none, null for a run of its own
      */
     private String sharedJob()
     {
-        if (!dist.distributed() && 0 == attempt.maxRestarts())
-        {
-            return null;
-        }
-        final String id = dist.jobId();
-        final int restart = id.indexOf(RESTART_MARK);
-        return restart < 0 ? id : id.substring(0, restart);
+        return !dist.distributed() && 0 == attempt.maxRestarts() ? null : ElasticAttempt.jobOf(dist.jobId());
     }
 
     /**
-     * The folder a run writes.
+     * The folder a run of its own writes.
      *
      * @param exp the configured {@code exp_name}
-     * @param job null for a run of its own; else the id of the job whose ranks and attempts share the folder (empty:
-     *            no id, the folder is kept)
-     * @param now the time a renewed folder of a run of its own is named by
-     * @return {@code exp} if it holds no earlier run (or, for a job, only this job's); else a run of its own's
-     *     {@code exp_yyMMdd_HHmmss} (with {@code _2}, {@code _3}, ... should that exist too), a job's {@code exp_ID}
-     * @throws ConfigException if a job's folder and its renewed one both hold another job's runs
+     * @param now the time a renewed folder is named by
+     * @return {@code exp} if it holds no earlier run, else {@code exp_yyMMdd_HHmmss} (with {@code _2}, {@code _3}, ...
+     *     should that exist too)
      */
-    static String runFolder(final String exp, final String job, final LocalDateTime now)
+    static String runFolder(final String exp, final LocalDateTime now)
     {
         final Path folder = Path.of(exp);
-        if (!holdsRun(folder) || null != job && (job.isEmpty() || job.equals(jobOf(folder))))
+        if (!holdsRun(folder))
         {
             return exp;
         }
         final Path absolute = folder.toAbsolutePath().normalize();
-        final String suffix = null == job ? DateTimeFormatter.ofPattern("yyMMdd_HHmmss").format(now)
-            : job.replaceAll("[^A-Za-z0-9._-]", "_");
-        final Path renewed = absolute.resolveSibling(absolute.getFileName() + "_" + suffix);
+        final Path renewed = absolute.resolveSibling(absolute.getFileName() + "_"
+            + DateTimeFormatter.ofPattern("yyMMdd_HHmmss").format(now));
         Path candidate = renewed;
-        if (null == job)
+        for (int n = 2; Files.exists(candidate); n++)
         {
-            for (int n = 2; Files.exists(candidate); n++)
-            {
-                candidate = renewed.resolveSibling(renewed.getFileName() + "_" + n);
-            }
-        }
-        else if (holdsRun(candidate) && !job.equals(jobOf(candidate)))
-        {
-            throw new ConfigException("exp_name", exp + " and " + candidate + " hold other jobs' runs (job id "
-                + job + "): give another exp_name or job id");
+            candidate = renewed.resolveSibling(renewed.getFileName() + "_" + n);
         }
         // Relative stays relative, as the user wrote it (the console and summary.json show it so).
         return folder.isAbsolute() ? candidate.toString()
@@ -254,19 +229,6 @@ public final class OffPolicyPipeline
         catch (final java.nio.file.InvalidPathException ex)
         {
             return false;
-        }
-    }
-
-    /** @return the job id a folder is marked with, empty if none */
-    private static String jobOf(final Path folder)
-    {
-        try
-        {
-            return Files.readString(folder.resolve(JOB_FILE)).strip();
-        }
-        catch (final IOException ex)
-        {
-            return "";
         }
     }
 
@@ -490,13 +452,13 @@ public final class OffPolicyPipeline
         // Rank 0 writes the folder; it owns it for the run (another job there is refused, naming this one's pid).
         try (FolderLock lock = 0 == dist.rank() ? lockFolder(exp) : null)
         {
-            final String job = sharedJob();
-            if (null != lock && null != job && !job.isEmpty() && !job.equals(jobOf(Path.of(exp))))
+            final String job = null == sharedJob() ? "" : sharedJob();
+            final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp, job);
+            if (null != lock)
             {
-                // Before anything else of the job's: a rank or attempt that finds the job's files finds this first.
-                AtomicFiles.write(Path.of(exp, JOB_FILE), (job + "\n").getBytes(StandardCharsets.UTF_8));
+                // Before any checkpoint of this job's: a restart resumes only from those written after the mark.
+                Restarts.markFolder(exp, job);
             }
-            final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp);
             final Config runCfg = null == resume ? cfg
                 : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
             // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from

@@ -81,6 +81,22 @@ public final class LearnerCheckpoints implements Checkpoints
      */
     public static Optional<Verified> newestVerified(final Path dir, final CheckpointIO io) throws IOException
     {
+        return newestVerified(dir, io, FileTime.fromMillis(Long.MIN_VALUE));
+    }
+
+    /**
+     * {@link #newestVerified(Path, CheckpointIO)} among the files modified at or after {@code notBefore} (those of a
+     * job that began then; older ones are an earlier job's).
+     *
+     * @param dir       a checkpoint folder ({@link #folder})
+     * @param io        how checkpoints are read
+     * @param notBefore the earliest modification time taken
+     * @return the newest verified checkpoint, or empty when there is none (or no folder)
+     * @throws IOException if the folder cannot be listed
+     */
+    public static Optional<Verified> newestVerified(final Path dir, final CheckpointIO io, final FileTime notBefore)
+        throws IOException
+    {
         if (!Files.isDirectory(dir))
         {
             return Optional.empty();
@@ -96,6 +112,7 @@ public final class LearnerCheckpoints implements Checkpoints
         {
             times.put(file, Files.getLastModifiedTime(file));
         }
+        candidates.removeIf(file -> times.get(file).compareTo(notBefore) < 0);
         candidates.sort(Comparator.comparing(times::get, Comparator.reverseOrder()));
         final List<String> refused = new ArrayList<>();
         for (final Path file : candidates)

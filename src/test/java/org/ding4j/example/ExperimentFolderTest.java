@@ -15,12 +15,13 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.example.pipeline.Restarts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A run never writes over an earlier run's folder (DI-engine's renew_dir); the attempts of a job a launcher may restart
- * share one folder, named by the job's id.
+ * A run of its own never writes over an earlier run's folder (DI-engine's renew_dir); a job a launcher may restart
+ * keeps its folder, and a restart resumes only from checkpoints its own job wrote there.
  */
 class ExperimentFolderTest
 {
@@ -33,16 +34,16 @@ class ExperimentFolderTest
     void anEarlierRunsFolderIsRenewedAndAnEmptyOneUsed() throws Exception
     {
         final Path exp = dir.resolve("exp");
-        assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), null, NOW), "no folder yet");
+        assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), NOW), "no folder yet");
         Files.createDirectories(exp.resolve("notes"));
-        assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), null, NOW), "a folder of other files");
+        assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), NOW), "a folder of other files");
         Files.createDirectories(exp.resolve("ckpt"));
         assertEquals(dir.resolve("exp_261207_083005").toString(),
-            OffPolicyPipeline.runFolder(exp.toString(), null, NOW));
+            OffPolicyPipeline.runFolder(exp.toString(), NOW));
         Files.createDirectories(dir.resolve("exp_261207_083005"));
         Files.createDirectories(dir.resolve("exp_261207_083005_2"));
         assertEquals(dir.resolve("exp_261207_083005_3").toString(),
-            OffPolicyPipeline.runFolder(exp.toString(), null, NOW),
+            OffPolicyPipeline.runFolder(exp.toString(), NOW),
             "two runs in one second");
     }
 
@@ -77,34 +78,42 @@ class ExperimentFolderTest
     }
 
     @Test
-    void aJobsAttemptsShareTheFolderNamedByItsIdAndNeverResumeFromAnotherJobs() throws Exception
+    void aRestartedJobKeepsItsFolderAndResumesOnlyFromItsOwnCheckpoints() throws Exception
     {
         final Path exp = dir.resolve("y");
-        final Config user = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_env_step", 200L);
+        final Config user = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 60L)
+            .with("learner.hook.save_ckpt_after_iter", 20L).with("env.stop_value", 100000.0);
         new OffPolicyPipeline(user).run(p -> { });
-        final byte[] earlier = Files.readAllBytes(exp.resolve("summary.json"));
+        final Path earlier = exp.resolve("ckpt").resolve("iteration_60.pth.tar");
+        assertTrue(Files.isRegularFile(earlier), "an earlier job's checkpoints");
 
         final OffPolicyPipeline first = new OffPolicyPipeline(user, job("job-1"), new ElasticAttempt(0, 1, List.of(),
             null));
-        final Path own = dir.resolve("y_job-1");
-        assertEquals(own.toString(), first.config().getString("exp_name"));
-        first.run(p -> { });
-        assertEquals("job-1", Files.readString(own.resolve(".ding4j-job")).strip());
-        assertArrayEquals(earlier, Files.readAllBytes(exp.resolve("summary.json")), "the earlier run's is kept");
+        assertEquals(exp.toString(), first.config().getString("exp_name"), "a restartable job keeps its folder");
+        assertNull(first.renewedFrom());
+        // Its first attempt marked the folder and failed before its first checkpoint.
+        Restarts.markFolder(exp.toString(), "job-1");
+        final ElasticAttempt restart = new ElasticAttempt(1, 1, List.of(), null);
+        assertNull(Restarts.resumePoint(restart, false, exp.toString(), "job-1"), "the earlier job's are older");
+        assertNull(Restarts.resumePoint(restart, false, exp.toString(), "job-2"), "a folder of another job's");
+        assertEquals(earlier.getParent().resolve("iteration_60.pth.tar"),
+            Restarts.resumePoint(restart, false, exp.toString(), "").file(), "a job without an id takes the newest");
 
-        final OffPolicyPipeline restarted = new OffPolicyPipeline(user, job("job-1/restart-1"),
-            new ElasticAttempt(1, 1, List.of(), null));
-        assertEquals(own.toString(), restarted.config().getString("exp_name"), "a restart comes back to its folder");
-        assertEquals(dir.resolve("y_job-2").toString(), new OffPolicyPipeline(user, job("job-2"),
-            new ElasticAttempt(0, 1, List.of(), null)).config().getString("exp_name"), "another job: its own folder");
-        assertEquals(own.toString(), new OffPolicyPipeline(user.with("exp_name", own.toString()), job("job-1"),
-            new ElasticAttempt(1, 1, List.of(), null)).config().getString("exp_name"), "the job's own folder is kept");
+        new OffPolicyPipeline(user.with("pipeline.max_train_iter", 20L), job("job-1/restart-1"), restart)
+            .run(p -> { });
+        final var resumed = Restarts.resumePoint(new ElasticAttempt(2, 2, List.of(), null), false, exp.toString(),
+            "job-1");
+        assertEquals(20, resumed.lastIter(), "the restart's own checkpoint, not the earlier job's iteration_60");
+        assertEquals("job-1", Files.readString(exp.resolve(Restarts.JOB_FILE)).strip());
+    }
 
-        Files.writeString(own.resolve(".ding4j-job"), "job-9\n");
-        final ConfigException taken = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(user,
-            job("job-1"), new ElasticAttempt(0, 1, List.of(), null)));
-        assertEquals("exp_name: " + exp + " and " + own + " hold other jobs' runs (job id job-1): give another "
-            + "exp_name or job id", taken.getMessage());
+    @Test
+    void aRestartMarkIsTakenOffTheJobIdOnly()
+    {
+        assertEquals("job-1", ElasticAttempt.jobOf(ElasticAttempt.attemptId("job-1", 3)));
+        assertEquals("job-1", ElasticAttempt.jobOf(ElasticAttempt.attemptId("job-1", 0)));
+        assertEquals("a/restart-x", ElasticAttempt.jobOf("a/restart-x"));
+        assertEquals("a/restart-", ElasticAttempt.jobOf("a/restart-"));
     }
 
     @Test

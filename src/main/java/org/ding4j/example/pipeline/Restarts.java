@@ -1,11 +1,15 @@
 package org.ding4j.example.pipeline;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.learner.BaseLearner;
@@ -15,30 +19,78 @@ import org.ding4j.learner.LearnerCheckpoints;
  * The resume of a job a launcher restarts ({@code ding4j launch --max-restarts N}), the same for every algorithm: a
  * restarted attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint
  * of the experiment's {@code ckpt} folder that reads back whole, and {@code summary.json} records the attempts.
+ * <p>
+ * Such a job keeps its folder, which may hold an earlier job's checkpoints: rank 0 marks the folder with the job's
+ * id when it takes it ({@value #JOB_FILE}, before any checkpoint of the job's), and a restart takes only checkpoints
+ * written since the mark of its own job; a folder marked for another job, or not at all, holds none of its own (its
+ * first attempt failed before the mark). The id names the job: jobs that reuse one (a fixed {@code --job-id},
+ * torchrun's default {@code none}) count as one, and a job without an id resumes from the newest checkpoint there,
+ * whoever wrote it.
  */
 public final class Restarts
 {
+    /** The file that names the job whose checkpoints a folder holds (its modification time: since when). */
+    public static final String JOB_FILE = ".ding4j-job";
+
     private Restarts()
     {
+    }
+
+    /**
+     * Marks a folder as the job's, once (an attempt of the same job leaves the mark and its time as they are).
+     *
+     * @param exp the experiment folder
+     * @param job the job's id; empty: no mark
+     * @throws IOException if the mark cannot be written
+     */
+    public static void markFolder(final String exp, final String job) throws IOException
+    {
+        if (!job.isEmpty() && !job.equals(markOf(Path.of(exp))))
+        {
+            AtomicFiles.write(Path.of(exp, JOB_FILE), (job + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /** @return the job id a folder is marked with, empty if none or unreadable */
+    private static String markOf(final Path folder)
+    {
+        try
+        {
+            return Files.readString(folder.resolve(JOB_FILE), StandardCharsets.UTF_8).strip();
+        }
+        catch (final IOException ex)
+        {
+            return "";
+        }
     }
 
     /**
      * @param attempt  which attempt this is
      * @param explicit whether the user named a checkpoint to resume from (then a restart resumes from it)
      * @param exp      the experiment folder
+     * @param job      the job's id ({@link ElasticAttempt#jobOf}), empty if it has none
      * @return the checkpoint a restarted attempt resumes from; null for a first attempt, an explicit load path, or
-     *     a restart that finds no verified checkpoint
+     *     a restart that finds no verified checkpoint of its job
      * @throws IOException if the folder cannot be listed
      */
     public static LearnerCheckpoints.Verified resumePoint(final ElasticAttempt attempt, final boolean explicit,
-        final String exp) throws IOException
+        final String exp, final String job) throws IOException
     {
         if (!attempt.restarted() || explicit)
         {
             return null;
         }
-        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO())
-            .orElse(null);
+        FileTime since = FileTime.fromMillis(Long.MIN_VALUE);
+        if (!job.isEmpty())
+        {
+            if (!job.equals(markOf(Path.of(exp))))
+            {
+                return null;
+            }
+            since = Files.getLastModifiedTime(Path.of(exp, JOB_FILE));
+        }
+        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO(),
+            since).orElse(null);
     }
 
     /**
@@ -71,7 +123,7 @@ public final class Restarts
             elastic.put("time_lost_s", null == resume ? null : (System.currentTimeMillis()
                 - Files.getLastModifiedTime(resume.file()).toMillis()) / 1e3);
             learner.info("restart " + attempt.restartCount() + " of at most " + attempt.maxRestarts() + ": "
-                + (null == resume ? "no verified checkpoint, starting afresh"
+                + (null == resume ? "no verified checkpoint of this job, starting afresh"
                 : "resumed from " + resume.file() + " after " + resume.lastIter() + " updates"
                 + (resume.refused().isEmpty() ? "" : "; refused " + resume.refused())));
         }

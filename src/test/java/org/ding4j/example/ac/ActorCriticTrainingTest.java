@@ -266,8 +266,10 @@ class ActorCriticTrainingTest
         final Path bad = dir.resolve(corrupt.replace(' ', '_') + ".pth.tar");
         new TorchCheckpointIO().write(bad, state);
         final byte[] summary = Files.readAllBytes(exp.resolve("summary.json"));
+        // In a folder it keeps (a restartable job's): a run of its own would write a renewed folder beside it.
         final Exception ex = assertThrows(Exception.class, () -> new OffPolicyPipeline(user
-            .with("learner.hook.load_ckpt_before_run", bad.toString()).with("pipeline.max_train_iter", 80L))
+            .with("learner.hook.load_ckpt_before_run", bad.toString()).with("pipeline.max_train_iter", 80L),
+            org.ding4j.dist.DistInfo.single(), new org.ding4j.dist.ElasticAttempt(0, 1, java.util.List.of(), null))
             .run(p -> { }));
         String text = ex.toString();
         for (Throwable cause = ex.getCause(); null != cause; cause = cause.getCause())

@@ -29,6 +29,13 @@ class DqnTrainingTest
     @TempDir
     Path dir;
 
+    /** A job a launcher may restart: it keeps its folder, whose earlier run is the case under test. */
+    private static OffPolicyPipeline keepingItsFolder(final Config user)
+    {
+        return new OffPolicyPipeline(user, org.ding4j.dist.DistInfo.single(),
+            new org.ding4j.dist.ElasticAttempt(0, 1, List.of(), null));
+    }
+
     @Test
     void shouldCheckTheLearnerSectionBeforeStarting()
     {
@@ -280,8 +287,9 @@ class DqnTrainingTest
         }
         final Config resume = Config.empty().with("exp_name", exp.toString()).with("env.collector_env_num", 4L)
             .with("pipeline.warmup_updates", 0L).with("learner.hook.load_ckpt_before_run", ckpt.toString());
+        // In a folder it keeps (a restartable job's): a run of its own would write a renewed folder beside it.
         org.junit.jupiter.api.Assertions.assertThrows(RuntimeException.class,
-            () -> new OffPolicyPipeline(resume).run(p -> { }, Map.of()));
+            () -> keepingItsFolder(resume).run(p -> { }, Map.of()));
         org.junit.jupiter.api.Assertions.assertArrayEquals(before, Files.readAllBytes(ckpt),
             "the resume file is untouched");
         org.junit.jupiter.api.Assertions.assertArrayEquals(config, Files.readAllBytes(exp.resolve("total_config.yaml")),
@@ -322,12 +330,9 @@ class DqnTrainingTest
             });
         assertTrue(running.await(120, java.util.concurrent.TimeUnit.SECONDS), "the first run evaluates");
         final byte[] config = Files.readAllBytes(exp.resolve("total_config.yaml"));
-        // A job a launcher may restart keeps its folder (a fresh one would write beside the earlier run's instead).
-        final org.ding4j.dist.ElasticAttempt keepsFolder = new org.ding4j.dist.ElasticAttempt(0, 1, List.of(), null);
+        // A job that keeps its folder (a run of its own would write a renewed one beside the running one's).
         final org.ding4j.config.ConfigException ex = org.junit.jupiter.api.Assertions.assertThrows(
-            org.ding4j.config.ConfigException.class,
-            () -> new OffPolicyPipeline(user.with("seed", 7L), org.ding4j.dist.DistInfo.single(), keepsFolder)
-                .run(p -> { }));
+            org.ding4j.config.ConfigException.class, () -> keepingItsFolder(user.with("seed", 7L)).run(p -> { }));
         // The refusal in this process must not have dropped the OS lock: another process is refused too.
         final List<String> probe = org.ding4j.testing.ChildJvm.javaCommand(dir,
             org.ding4j.checkpoint.FolderLockProbe.class.getName());
@@ -342,8 +347,7 @@ class DqnTrainingTest
         org.junit.jupiter.api.Assertions.assertArrayEquals(config,
             Files.readAllBytes(exp.resolve("total_config.yaml")));
         assertEquals(60, first.get(120, java.util.concurrent.TimeUnit.SECONDS).trainIter());
-        assertEquals(60, new OffPolicyPipeline(user, org.ding4j.dist.DistInfo.single(), keepsFolder).run(p -> { })
-            .trainIter(), "free again after the first ended");
+        assertEquals(60, keepingItsFolder(user).run(p -> { }).trainIter(), "free again after the first ended");
     }
 
     private static void awaitQuietly(final java.util.concurrent.CountDownLatch latch)
@@ -382,7 +386,7 @@ class DqnTrainingTest
         final Map<String, Object> resumed = new TorchCheckpointIO().read(from);
         ((Map<String, Object>)resumed.get(OffPolicyRun.PIPELINE_STATE)).put("best_eval_return", -1000.0);
         new TorchCheckpointIO().write(from, resumed);
-        new OffPolicyPipeline(first.with("pipeline.max_train_iter", 80L).with("learner.hook.load_ckpt_before_run",
+        keepingItsFolder(first.with("pipeline.max_train_iter", 80L).with("learner.hook.load_ckpt_before_run",
             from.toString())).run(p -> { });
         org.junit.jupiter.api.Assertions.assertArrayEquals(kept, Files.readAllBytes(best),
             "no evaluation of the resumed run beat 500, so ckpt_best is the folder's");
