@@ -2,13 +2,13 @@
 # The main job's acceptance run: `ding4j train --seed S` for seeds 0-4 in serial and parallel mode (each timed as
 # a whole process), then `ding4j eval --ckpt ckpt_best.pth.tar --episodes 100` (fresh random starts) on each best
 # checkpoint, one table with the start-up steps from summary.json.
-# Build first (mvn -B -q package -DskipTests); runs in a scratch folder given as $1 (default: a new temp folder).
+# Build first (mvn -B -q package -DskipTests); runs in a scratch folder given as $1, which must be empty (default: a
+# new temp folder): a run into a folder of an earlier run writes a renewed one, and the table reads the named ones.
 # The first `train` after a build also writes the launcher's class-data archive (a slower run, not in the table).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work" && cd "$work"
-# A run into a folder of an earlier run writes a renewed one beside it, and this script reads the named folders.
 [[ -z "$(ls -A)" ]] || { echo "cartpole_seeds.sh: $work is not empty (give a new folder)" >&2; exit 2; }
 "$here/ding4j" train --set exp_name=archive --set pipeline.max_train_iter=100 >/dev/null
 printf '%-8s %4s %6s %9s %7s %7s %9s %9s %6s %6s %6s %6s %6s %6s %7s\n' mode seed solved env_steps updates train_s \

@@ -11,8 +11,8 @@ import java.util.Map;
 /**
  * The command line's argument parser: commands, options and positional parameters declared in code, parsed without
  * reflection. It replaced picocli, whose classes are Java 5 class files (no class-data archive or AOT cache takes
- * them) and whose model is read from annotations by reflection: that took 0.22 s of every command's main thread here,
- * most of a run's budget outside training (benchmarks/README.md, "Pendulum against RLtools").
+ * them) and whose model is read from annotations by reflection: that took 0.22-0.24 s of every command's main thread
+ * here, most of a run's budget outside training (benchmarks/README.md, "Pendulum against RLtools").
  * <p>
  * Options are {@code --name VALUE} or {@code --name=VALUE}, in any order among the positional parameters; after
  * {@code --} every argument is positional. {@code -h}/{@code --help} prints the command's usage to the output and
@@ -26,6 +26,10 @@ final class Cli
 {
     /** What {@code --version} prints. */
     static final String VERSION = "ding4j 0.1.0";
+    private static final List<String> HELP = List.of("-h", "--help");
+    /** The usage's width, as picocli's 80 columns and a little more for the long option names. */
+    private static final int USAGE_WIDTH = 100;
+    private static final List<String> VERSION_OPTIONS = List.of("-V", "--version");
 
     /** How a command runs once its arguments are parsed and checked. */
     @FunctionalInterface
@@ -277,8 +281,20 @@ final class Cli
     }
 
     private final Command root;
-    private PrintWriter out = new PrintWriter(System.out, true);
-    private PrintWriter err = new PrintWriter(System.err, true);
+    private PrintWriter out = writer(System.out, "stdout");
+    private PrintWriter err = writer(System.err, "stderr");
+
+    /**
+     * @return a writer in the stream's own encoding ({@code stdout.encoding}, Java 19+; else the default, which the
+     *     stream itself uses on Java 17), so that its lines and the stream's other writers' agree
+     */
+    private static PrintWriter writer(final java.io.PrintStream stream, final String name)
+    {
+        final String encoding = System.getProperty(name + ".encoding");
+        final java.nio.charset.Charset charset = null != encoding && java.nio.charset.Charset.isSupported(encoding)
+            ? java.nio.charset.Charset.forName(encoding) : java.nio.charset.Charset.defaultCharset();
+        return new PrintWriter(new java.io.OutputStreamWriter(stream, charset), true);
+    }
 
     /** @param root the top command ({@code ding4j}), whose subcommands are the commands */
     Cli(final Command root)
@@ -323,12 +339,12 @@ final class Cli
                         endOfOptions = true;
                         continue;
                     }
-                    if ("-h".equals(arg) || "--help".equals(arg))
+                    if (HELP.contains(arg))
                     {
                         printUsage(command, path, out);
                         return 0;
                     }
-                    if ("-V".equals(arg) || "--version".equals(arg))
+                    if (VERSION_OPTIONS.contains(arg))
                     {
                         out.println(VERSION);
                         out.flush();
@@ -423,11 +439,32 @@ final class Cli
         return next;
     }
 
-    /** @return whether an argument is an option's name, help, version or the end of options, never a value */
+    /** @return whether an argument is an option (with its value or not), help, version or the end of options */
     private static boolean takesNoValue(final Command command, final String arg)
     {
-        return command.options.containsKey(arg) || "--".equals(arg) || "-h".equals(arg) || "--help".equals(arg)
-            || "-V".equals(arg) || "--version".equals(arg);
+        final int equals = arg.startsWith("--") ? arg.indexOf('=') : -1;
+        return command.options.containsKey(equals < 0 ? arg : arg.substring(0, equals)) || "--".equals(arg)
+            || HELP.contains(arg) || VERSION_OPTIONS.contains(arg);
+    }
+
+    /**
+     * @param args a command line
+     * @return whether it asks for usage or the version (before any {@code --}), which is all such a run prints
+     */
+    static boolean asksForHelp(final String... args)
+    {
+        for (final String arg : args)
+        {
+            if ("--".equals(arg))
+            {
+                return false;
+            }
+            if (HELP.contains(arg) || VERSION_OPTIONS.contains(arg))
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Required options and the number of positional arguments. */
@@ -480,8 +517,13 @@ final class Cli
 
     private static void printUsage(final Command command, final String path, final PrintWriter to)
     {
-        to.println("Usage: " + synopsis(command, path));
-        to.println(command.description);
+        final List<String> usage = wrap("Usage: " + synopsis(command, path), USAGE_WIDTH);
+        to.println(usage.get(0));
+        for (final String more : usage.subList(1, usage.size()))
+        {
+            to.println("        " + more);
+        }
+        wrap(command.description, USAGE_WIDTH).forEach(to::println);
         final List<String[]> rows = new ArrayList<>();
         for (final Positional positional : command.positionals)
         {
@@ -490,7 +532,8 @@ final class Cli
         }
         for (final Option option : command.options.values())
         {
-            rows.add(new String[] {"      " + option.name() + "=" + option.label(), option.help()});
+            rows.add(new String[] {"      " + option.name() + "=" + option.label(), option.help()
+                + (null == option.defaultValue() ? "" : " (default: " + option.defaultValue() + ")")});
         }
         rows.add(new String[] {"  -h, --help", "Show this help message and exit."});
         rows.add(new String[] {"  -V, --version", "Print version information and exit."});
@@ -507,10 +550,37 @@ final class Cli
         {
             width = Math.max(width, row[0].length());
         }
+        final int column = width + 2;
         for (final String[] row : rows)
         {
-            to.println(row[1].isEmpty() ? row[0] : String.format("%-" + (width + 2) + "s%s", row[0], row[1]));
+            final List<String> lines = wrap(row[1], Math.max(40, USAGE_WIDTH - column));
+            to.println(lines.isEmpty() ? row[0] : String.format("%-" + column + "s%s", row[0], lines.get(0)));
+            for (final String more : lines.subList(Math.min(1, lines.size()), lines.size()))
+            {
+                to.println(" ".repeat(column) + more);
+            }
         }
         to.flush();
+    }
+
+    /** @return the text in lines of at most {@code width} characters, broken between words (a longer word alone) */
+    private static List<String> wrap(final String text, final int width)
+    {
+        final List<String> lines = new ArrayList<>();
+        final StringBuilder line = new StringBuilder();
+        for (final String word : text.split(" "))
+        {
+            if (line.length() > 0 && line.length() + 1 + word.length() > width)
+            {
+                lines.add(line.toString());
+                line.setLength(0);
+            }
+            line.append(line.length() > 0 ? " " : "").append(word);
+        }
+        if (line.length() > 0)
+        {
+            lines.add(line.toString());
+        }
+        return lines;
     }
 }

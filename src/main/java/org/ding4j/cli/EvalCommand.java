@@ -54,8 +54,8 @@ final class EvalCommand
             .optionalParameter("CONFIG", "the training config (default: the run's total_config.yaml beside ckpt/, "
                 + "else the embedded one)")
             .requiredOption("--ckpt", "FILE", "a checkpoint with a 'model' dict")
-            .option("--episodes", "N", "episodes to run (default 100)", "100")
-            .option("--seed", "N", "the start states' seed (default 12345)", "12345")
+            .option("--episodes", "N", "episodes to run", "100")
+            .option("--seed", "N", "the start states' seed", "12345")
             .repeatableOption("--set", "KEY=VALUE", "override one config key")
             .action(args -> new EvalCommand(args).call());
     }

@@ -31,7 +31,7 @@ final class InfoCommand
     private static int print(final PrintWriter out) throws IOException
     {
         Natives.load();
-        out.printf("ding4j 0.1.0 on Java %s (%s), %s %s, %d cores%n", Runtime.version(),
+        out.printf("%s on Java %s (%s), %s %s, %d cores%n", Cli.VERSION, Runtime.version(),
             System.getProperty("java.vm.name"), System.getProperty("os.name"), System.getProperty("os.arch"),
             Runtime.getRuntime().availableProcessors());
         out.printf("libtorch presets %s (%s build), OpenBLAS presets %s: loaded in %.2f s%n",

@@ -38,7 +38,7 @@ public final class Main
             // run has begun: the first write to stdout links its native method, and a link made while libtorch's
             // constructors run (soon, on the load thread) waits for them (the dynamic loader's lock), and the config
             // check after it with it.
-            if (!helpAsked(args))
+            if (!Cli.asksForHelp(args))
             {
                 System.out.println("ding4j train: starting");
                 System.out.flush();
@@ -62,19 +62,6 @@ public final class Main
         // Everything is closed by now; libtorch's static destructors would add ~75 ms to the exit.
         Natives.skipNativeDestructorsAtExit();
         System.exit(code);
-    }
-
-    /** @return whether the arguments ask for usage or the version, which is all such a run prints */
-    private static boolean helpAsked(final String[] args)
-    {
-        for (final String arg : args)
-        {
-            if ("-h".equals(arg) || "--help".equals(arg) || "-V".equals(arg) || "--version".equals(arg))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

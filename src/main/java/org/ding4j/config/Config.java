@@ -247,7 +247,10 @@ public final class Config
         {
             return s;
         }
-        throw new ConfigException(join(path, dottedKey), "expected a string, got " + describe(value));
+        // A YAML or --set value of digits, true or false is read as a number or boolean: say how to make it text.
+        final String hint = value instanceof Number || value instanceof Boolean ? " (read as a "
+            + (value instanceof Boolean ? "boolean" : "number") + "; quote it for text: \"" + value + "\")" : "";
+        throw new ConfigException(join(path, dottedKey), "expected a string, got " + describe(value) + hint);
     }
 
     /**

@@ -93,6 +93,7 @@ class CliTest
             + "'99999999999'", "run", "--ckpt", "m", "--episodes", "99999999999");
         assertRefused("tool run: option '--ckpt' needs a value (FILE)", "run", "--ckpt", "--", "x");
         assertRefused("tool run: option '--seed' needs a value (N)", "run", "--ckpt", "m", "--seed", "-h");
+        assertRefused("tool run: option '--ckpt' needs a value (FILE)", "run", "--ckpt", "--seed=3");
         assertRefused("tool launch: unknown option '--set' (options: --nproc); the options of the command it runs go "
             + "after --", "launch", "--nproc", "1", "train", "--set", "x=1");
         assertRefused("tool launch: missing COMMAND", "launch", "--nproc", "2");
@@ -116,12 +117,20 @@ class CliTest
         assertEquals(0, run("run", "--help"));
         assertTrue(out.toString().startsWith("Usage: tool run [-h] [-V] --ckpt=FILE [--episodes=N] [--seed=N] "
             + "[--set=KEY=VALUE]... [CONFIG]\nRuns.\n"), out.toString());
-        assertTrue(out.toString().contains("--ckpt=FILE"), out.toString());
+        assertTrue(out.toString().contains("--episodes=N     episodes (default: 100)\n"), out.toString());
         assertNull(seen.get(), "help runs nothing");
         out.getBuffer().setLength(0);
         assertEquals(0, run("-V"));
         assertEquals(Cli.VERSION, out.toString().strip());
         assertEquals("", err.toString());
+    }
+
+    @Test
+    void helpIsAskedForBeforeTheEndOfOptionsOnly()
+    {
+        assertTrue(Cli.asksForHelp("train", "--seed", "1", "-h"));
+        assertTrue(Cli.asksForHelp("--version"));
+        assertTrue(!Cli.asksForHelp("launch", "--nproc", "1", "--", "train", "--help"));
     }
 
     private void assertRefused(final String message, final String... args)

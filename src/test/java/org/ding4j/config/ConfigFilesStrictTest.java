@@ -82,4 +82,14 @@ class ConfigFilesStrictTest
             assertThrows(ConfigException.class,
                 () -> ConfigFiles.override(Config.empty(), List.of("policy={a: 1, a: 2}"))).getMessage());
     }
+
+    @Test
+    void shouldSayHowToWriteDigitsOrABooleanAsText()
+    {
+        final Config over = ConfigFiles.override(Config.empty(), List.of("exp_name=123", "env.type=true"));
+        assertEquals("exp_name: expected a string, got 123 (read as a number; quote it for text: \"123\")",
+            assertThrows(ConfigException.class, () -> over.getString("exp_name")).getMessage());
+        assertEquals("env.type: expected a string, got true (read as a boolean; quote it for text: \"true\")",
+            assertThrows(ConfigException.class, () -> over.getString("env.type")).getMessage());
+    }
 }
