@@ -47,7 +47,8 @@ class ConfigFilesStrictTest
             + ": YAML alias *n (line 3) is not supported; write the value out",
             loadError("alias.yaml", "a: &n 5\npolicy:\n  nstep: *n\n"));
         assertEquals("config file " + dir.resolve("multi.yaml")
-            + " holds more than one document (line 3); expected one", loadError("multi.yaml", "seed: 1\n---\nseed: 2\n"));
+            + " holds more than one document (line 3); expected one",
+            loadError("multi.yaml", "seed: 1\n---\nseed: 2\n"));
         assertEquals("config file " + dir.resolve("empty.yaml") + " is empty: expected a map at the top",
             loadError("empty.yaml", "---\n"));
         assertEquals("seed: expected an integer in [-9223372036854775808, 9223372036854775807], got "
