@@ -48,10 +48,11 @@ import org.ding4j.learner.RunOutcome;
  * ({@code summary.json}, {@code total_config.yaml}, {@code ckpt/} or {@code log/}), it writes
  * {@code {exp_name}_{yyMMdd_HHmmss}} instead, as DI-engine's {@code compile_config(renew_dir=True)} does
  * ({@link #config()} and {@link #renewedFrom()} say so), a resume from that folder's checkpoint included. An empty
- * folder, or one of other files, is used as it is. The ranks of a data-parallel job and the attempts of one a launcher may restart ({@code --max-restarts}) keep
- * {@code exp_name}, which they must all agree on (an earlier run's files there are written over: give each such job
- * its own; one job at a time: the folder's lock); rank 0 marks the folder with the job's id ({@link Restarts}), so
- * that a restarted attempt resumes only from checkpoints its own job wrote there.
+ * folder, or one of other files, is used as it is. The ranks of a data-parallel job and the attempts of one a
+ * launcher may restart ({@code --max-restarts}) keep {@code exp_name}, which they must all agree on (an earlier run's
+ * files there are written over: give each such job its own; one job at a time: the folder's lock); rank 0 marks the
+ * folder with the job's id ({@link Restarts}), so that a restarted attempt resumes only from checkpoints its own job
+ * wrote there.
  * <p>
  * Every algorithm runs under the learner's one lifecycle ({@link BaseLearner#run}: hooks, signals, the stop vote,
  * exception and interrupt checkpoints) as a {@link SerialLoop} over an {@link OffPolicyRun}, or in parallel mode
