@@ -78,6 +78,8 @@ public final class OffPolicyPipeline
     private static final long MAX_EVAL_STEPS = 100_000_000;
     /** Nets up to this size (values, gradients, moments and copies) are not checked against the machine's memory. */
     private static final long SMALL_NET_BYTES = 64L << 20;
+    /** How often a run of its own renews a folder another run took first before it gives up. */
+    private static final int MAX_RENEWALS = 100;
     /** What a run writes into its folder: any of them there means an earlier run's folder. */
     private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "ckpt", "log"};
 
@@ -441,19 +443,10 @@ public final class OffPolicyPipeline
         final double warmupS = (System.nanoTime() - warmupStart) / 1e9;
         final long setupStart = System.nanoTime();
         final long seed = cfg.getLong("seed");
-        final String exp = cfg.getString("exp_name");
-        try
-        {
-            Files.createDirectories(Path.of(exp));
-        }
-        catch (final IOException ex)
-        {
-            throw new ConfigException("exp_name", "cannot write the experiment folder " + Path.of(exp).toAbsolutePath()
-                + ": " + ex, ex);
-        }
         // Rank 0 writes the folder; it owns it for the run (another job there is refused, naming this one's pid).
-        try (FolderLock lock = 0 == dist.rank() ? lockFolder(exp) : null)
+        try (FolderLock lock = takeFolder())
         {
+            final String exp = cfg.getString("exp_name");
             final String job = null == sharedJob() ? "" : sharedJob();
             final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp, job);
             if (null != lock)
@@ -477,15 +470,59 @@ public final class OffPolicyPipeline
         return cfg.getLong("seed") + 100_000L * dist.rank();
     }
 
-    private static FolderLock lockFolder(final String exp) throws IOException
+    /**
+     * Makes the run's folder and, on rank 0, takes its lock. A run of its own whose folder was taken since it was
+     * chosen (another run started with it, into the same earlier run's folder or the same new name) renews it again,
+     * so that neither writes over the other: it waits for no one and is refused by no one.
+     *
+     * @return the folder's lock on rank 0, else null
+     */
+    private FolderLock takeFolder() throws IOException
     {
-        try
+        for (int tries = 0; ; tries++)
         {
-            return FolderLock.acquire(Path.of(exp));
-        }
-        catch (final IllegalStateException ex)
-        {
-            throw new ConfigException("exp_name", ex.getMessage(), ex);
+            final String exp = cfg.getString("exp_name");
+            try
+            {
+                Files.createDirectories(Path.of(exp));
+            }
+            catch (final IOException ex)
+            {
+                throw new ConfigException("exp_name", "cannot write the experiment folder "
+                    + Path.of(exp).toAbsolutePath() + ": " + ex, ex);
+            }
+            if (0 != dist.rank())
+            {
+                return null;
+            }
+            FolderLock lock = null;
+            try
+            {
+                lock = FolderLock.acquire(Path.of(exp));
+            }
+            catch (final IllegalStateException ex)
+            {
+                if (null != sharedJob() || tries >= MAX_RENEWALS)
+                {
+                    throw new ConfigException("exp_name", ex.getMessage(), ex);
+                }
+            }
+            if (null != lock && (null != sharedJob() || !holdsRun(Path.of(exp))))
+            {
+                return lock;
+            }
+            if (null != lock)
+            {
+                lock.close();
+                if (tries >= MAX_RENEWALS)
+                {
+                    throw new ConfigException("exp_name", "the folders this run was renewed to kept being taken by "
+                        + "other runs (" + MAX_RENEWALS + " in a row)");
+                }
+            }
+            final String configured = null == renewedFrom ? exp : renewedFrom;
+            renewedFrom = configured;
+            cfg = cfg.with("exp_name", runFolder(configured, LocalDateTime.now()));
         }
     }
 

@@ -78,6 +78,34 @@ class ExperimentFolderTest
     }
 
     @Test
+    void aFolderAnotherRunTookSinceItWasChosenIsRenewedAgain() throws Exception
+    {
+        final Path exp = dir.resolve("together");
+        final Config user = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_env_step", 200L);
+        // Another run, started at the same moment, wrote the chosen folder first and has ended.
+        final OffPolicyPipeline late = new OffPolicyPipeline(user);
+        Files.createDirectories(exp);
+        Files.writeString(exp.resolve("summary.json"), "{\"seed\": 1}");
+        late.run(p -> { });
+        assertEquals("{\"seed\": 1}", Files.readString(exp.resolve("summary.json")), "the other run's summary stays");
+        final Path renewed = Path.of(late.config().getString("exp_name"));
+        assertTrue(Files.isRegularFile(renewed.resolve("summary.json")), renewed.toString());
+        assertEquals(exp.toString(), late.renewedFrom());
+
+        // Another run holds the chosen folder still: this one neither waits nor is refused.
+        final OffPolicyPipeline beside = new OffPolicyPipeline(user);
+        final Path chosen = Path.of(beside.config().getString("exp_name"));
+        Files.createDirectories(chosen);
+        try (org.ding4j.checkpoint.FolderLock held = org.ding4j.checkpoint.FolderLock.acquire(chosen))
+        {
+            beside.run(p -> { });
+        }
+        final Path written = Path.of(beside.config().getString("exp_name"));
+        assertTrue(!written.equals(chosen) && Files.isRegularFile(written.resolve("summary.json")), written.toString());
+        assertTrue(!Files.exists(chosen.resolve("summary.json")), "nothing written into the held folder");
+    }
+
+    @Test
     void aRestartedJobKeepsItsFolderAndResumesOnlyFromItsOwnCheckpoints() throws Exception
     {
         final Path exp = dir.resolve("y");
