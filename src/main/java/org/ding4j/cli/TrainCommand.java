@@ -213,7 +213,7 @@ final class TrainCommand
         final Object best = summary.paths().get("best_checkpoint");
         out.printf("best checkpoint: %s%nlogs: %s%nTensorBoard: %s%nsummary: %s%n", null == best ? "none yet" : best,
             summary.paths().get("log"), summary.paths().get("tensorboard"),
-            Path.of(cfg.getString("exp_name"), "summary.json"));
+            Path.of(pipeline.config().getString("exp_name"), "summary.json"));
         out.flush();
         return 0;
     }
