@@ -336,6 +336,11 @@ final class Cli
                 {
                     if ("--".equals(arg))
                     {
+                        if (!command.subcommands.isEmpty())
+                        {
+                            throw new UsageException("'--' ends a command's options; a command comes first (commands: "
+                                + String.join(", ", command.subcommands.keySet()) + ")");
+                        }
                         endOfOptions = true;
                         continue;
                     }

@@ -99,6 +99,8 @@ class CliTest
         assertRefused("tool launch: missing COMMAND", "launch", "--nproc", "2");
         assertRefused("tool: unknown command 'walk' (commands: run, launch)", "walk");
         assertRefused("tool: a command is required (commands: run, launch)");
+        assertRefused("tool: '--' ends a command's options; a command comes first (commands: run, launch)",
+            "--", "run");
     }
 
     @Test
