@@ -37,7 +37,6 @@ public final class Evaluator implements AutoCloseable
     private final int[] quota;
     private final boolean[] running;
     private final double[] episodeReturn;
-    private final int obsWidth;
 
     /**
      * @param envs     the environments
@@ -66,7 +65,6 @@ public final class Evaluator implements AutoCloseable
         quota = new int[envs.size()];
         running = new boolean[envs.size()];
         episodeReturn = new double[envs.size()];
-        obsWidth = envs.observationSpace().flatSize();
         envs.reset(seed);
     }
 
@@ -124,9 +122,7 @@ public final class Evaluator implements AutoCloseable
                 {
                     continue;
                 }
-                EnvValues.requireFinite("reward", envs.rewards()[i], "evaluation env", i);
-                EnvValues.requireFinite("observation", envs.observations(), i * obsWidth, obsWidth, "evaluation env",
-                    i);
+                EnvValues.requireFiniteStep(envs, i, "evaluation env");
                 episodeReturn[i] += envs.rewards()[i];
                 if (envs.terminated()[i] || envs.truncated()[i])
                 {

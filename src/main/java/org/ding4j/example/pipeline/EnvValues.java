@@ -1,5 +1,7 @@
 package org.ding4j.example.pipeline;
 
+import org.ding4j.env.VectorEnv;
+
 /**
  * The check each collector makes on what an environment returned, before it is stored: a NaN or infinite reward or
  * observation would reach the update as a NaN loss and train every net after it on nothing, so it is refused at once,
@@ -40,6 +42,21 @@ public final class EnvValues
             throw new NonFiniteValueException(what + ": expected a finite value from the environment, got " + reward
                 + " (" + unit + " " + index + ")");
         }
+    }
+
+    /**
+     * The reward and observation one env of a vector env returned from its last step, as an evaluator reads them.
+     *
+     * @param envs the envs, just stepped
+     * @param i    which env
+     * @param unit what {@code i} counts ({@code "evaluation env"})
+     * @throws NonFiniteValueException naming the first NaN or infinite value and the env it came from
+     */
+    public static void requireFiniteStep(final VectorEnv envs, final int i, final String unit)
+    {
+        requireFinite("reward", envs.rewards()[i], unit, i);
+        final int width = envs.observationSpace().flatSize();
+        requireFinite("observation", envs.observations(), i * width, width, unit, i);
     }
 
     /**

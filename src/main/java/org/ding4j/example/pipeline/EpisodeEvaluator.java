@@ -23,7 +23,6 @@ public final class EpisodeEvaluator implements AutoCloseable
     private final float[] envActions;
     private final double[] returns;
     private final boolean[] running;
-    private final int obsWidth;
 
     /**
      * @param envs one env per episode
@@ -38,7 +37,6 @@ public final class EpisodeEvaluator implements AutoCloseable
         envActions = new float[actions.length];
         returns = new double[episodes];
         running = new boolean[episodes];
-        obsWidth = envs.observationSpace().flatSize();
         // Each env plays one episode per evaluation, started by the next evaluation's reset: no start is drawn at
         // an episode's end that nobody would play.
         envs.autoReset(false);
@@ -65,9 +63,7 @@ public final class EpisodeEvaluator implements AutoCloseable
             {
                 if (running[i])
                 {
-                    EnvValues.requireFinite("reward", envs.rewards()[i], "evaluation env", i);
-                    EnvValues.requireFinite("observation", envs.observations(), i * obsWidth, obsWidth,
-                        "evaluation env", i);
+                    EnvValues.requireFiniteStep(envs, i, "evaluation env");
                     returns[i] += envs.rewards()[i];
                     if (envs.terminated()[i] || envs.truncated()[i])
                     {
