@@ -207,7 +207,7 @@ public class BaseLearner<B> implements AutoCloseable
         {
             // Closed (by another thread, or before this call): its logs and hooks are gone, so is its training. A
             // run()'s own update in flight goes on; the run closes after it.
-            throw new IllegalStateException("learner " + instanceName() + " is closed");
+            throw runner.closedError();
         }
         cycle.collectorEnvstep(envstep);
         try
@@ -289,10 +289,7 @@ public class BaseLearner<B> implements AutoCloseable
         {
             throw new IllegalStateException("setupDataloader() needs a policy and a dataSource(...)");
         }
-        if (runner.closed())
-        {
-            throw new IllegalStateException("learner " + instanceName() + " is closed");
-        }
+        runner.requireOpen();
         if (null != dataloader)
         {
             // A second set-up replaces the first loader, whose threads would otherwise outlive the learner.
@@ -391,10 +388,7 @@ public class BaseLearner<B> implements AutoCloseable
     public void closeWith(final AutoCloseable resource)
     {
         Objects.requireNonNull(resource, "resource");
-        if (runner.closed())
-        {
-            throw new IllegalStateException("learner " + instanceName() + " is closed");
-        }
+        runner.requireOpen();
         closeWith.add(0, resource);
     }
 

@@ -75,10 +75,7 @@ final class LearnerRunner
     {
         synchronized (lock)
         {
-            if (closed)
-            {
-                throw new IllegalStateException("learner " + learner.instanceName() + " is closed");
-            }
+            requireOpen();
             if (null != loopThread)
             {
                 throw new IllegalStateException("learner " + learner.instanceName() + " is already running");
@@ -257,10 +254,19 @@ final class LearnerRunner
         control.wake();
     }
 
-    /** @return whether {@link #close} was called */
-    boolean closed()
+    /** @throws IllegalStateException naming the learner, if {@link #close} was called */
+    void requireOpen()
     {
-        return closed;
+        if (closed)
+        {
+            throw closedError();
+        }
+    }
+
+    /** @return what a call on the closed learner throws */
+    IllegalStateException closedError()
+    {
+        return new IllegalStateException("learner " + learner.instanceName() + " is closed");
     }
 
     /**
