@@ -84,7 +84,7 @@ public final class OffPolicyPipeline
     private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "ckpt", "log"};
 
     private final OffPolicyAlgorithm algorithm;
-    /** The checked config; its {@code exp_name} is replaced once, at the end of construction, by a renewed folder. */
+    /** The checked config; a run of its own renews its {@code exp_name} when constructed and again if it must. */
     private Config cfg;
     /** The configured {@code exp_name} when the run writes a renewed folder beside it, else null. */
     private String renewedFrom;
@@ -447,7 +447,7 @@ public final class OffPolicyPipeline
         try (FolderLock lock = takeFolder())
         {
             final String exp = cfg.getString("exp_name");
-            final String job = null == sharedJob() ? "" : sharedJob();
+            final String job = Objects.requireNonNullElse(sharedJob(), "");
             final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp, job);
             if (null != lock)
             {
@@ -495,30 +495,28 @@ public final class OffPolicyPipeline
             {
                 return null;
             }
-            FolderLock lock = null;
             try
             {
-                lock = FolderLock.acquire(Path.of(exp));
+                final FolderLock lock = FolderLock.acquire(Path.of(exp));
+                if (null != sharedJob() || !holdsRun(Path.of(exp)))
+                {
+                    return lock;
+                }
+                // Another run wrote it since it was chosen: renewed below.
+                lock.close();
             }
             catch (final IllegalStateException ex)
             {
+                // Another job holds it: a job's folder is its own, one job at a time; a run of its own renews.
                 if (null != sharedJob() || tries >= MAX_RENEWALS)
                 {
                     throw new ConfigException("exp_name", ex.getMessage(), ex);
                 }
             }
-            if (null != lock && (null != sharedJob() || !holdsRun(Path.of(exp))))
+            if (tries >= MAX_RENEWALS)
             {
-                return lock;
-            }
-            if (null != lock)
-            {
-                lock.close();
-                if (tries >= MAX_RENEWALS)
-                {
-                    throw new ConfigException("exp_name", "the folders this run was renewed to kept being taken by "
-                        + "other runs (" + MAX_RENEWALS + " in a row)");
-                }
+                throw new ConfigException("exp_name", "the folders this run was renewed to kept being taken by other "
+                    + "runs (" + MAX_RENEWALS + " in a row)");
             }
             final String configured = null == renewedFrom ? exp : renewedFrom;
             renewedFrom = configured;

@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.FileTime;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -80,17 +79,17 @@ public final class Restarts
         {
             return null;
         }
-        FileTime since = FileTime.fromMillis(Long.MIN_VALUE);
-        if (!job.isEmpty())
+        final Path dir = LearnerCheckpoints.folder(exp, "learner");
+        if (job.isEmpty())
         {
-            if (!job.equals(markOf(Path.of(exp))))
-            {
-                return null;
-            }
-            since = Files.getLastModifiedTime(Path.of(exp, JOB_FILE));
+            return LearnerCheckpoints.newestVerified(dir, new TorchCheckpointIO()).orElse(null);
         }
-        return LearnerCheckpoints.newestVerified(LearnerCheckpoints.folder(exp, "learner"), new TorchCheckpointIO(),
-            since).orElse(null);
+        if (!job.equals(markOf(Path.of(exp))))
+        {
+            return null;
+        }
+        return LearnerCheckpoints.newestVerified(dir, new TorchCheckpointIO(),
+            Files.getLastModifiedTime(Path.of(exp, JOB_FILE))).orElse(null);
     }
 
     /**
