@@ -114,6 +114,16 @@ class ExperimentFolderTest
         new OffPolicyPipeline(user).run(p -> { });
         final Path earlier = exp.resolve("ckpt").resolve("iteration_60.pth.tar");
         assertTrue(Files.isRegularFile(earlier), "an earlier job's checkpoints");
+        // Written a minute before the next job, as an earlier job's are: a file system that keeps whole seconds would
+        // otherwise date them with the mark made a moment later.
+        try (var files = Files.list(earlier.getParent()))
+        {
+            for (final Path file : files.toList())
+            {
+                Files.setLastModifiedTime(file, java.nio.file.attribute.FileTime.fromMillis(
+                    Files.getLastModifiedTime(file).toMillis() - 60_000));
+            }
+        }
 
         final OffPolicyPipeline first = new OffPolicyPipeline(user, job("job-1"), new ElasticAttempt(0, 1, List.of(),
             null));
