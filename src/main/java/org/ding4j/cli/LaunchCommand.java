@@ -162,6 +162,7 @@ final class LaunchCommand
         // them a complete cache and a quicker start.
         Natives.load();
         final List<Process> processes = new ArrayList<>();
+        final List<Thread> pumps = new ArrayList<>();
         final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
         // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing; the JVM
         // then exits with the signal's code (143 for SIGTERM), the error files' folder removed.
@@ -170,6 +171,9 @@ final class LaunchCommand
             try
             {
                 stopAll(processes);
+                // The ranks' last lines (what stopped them) are still in the pipes: the JVM halts after this hook,
+                // and would cut the daemon pumps off before they print them.
+                awaitPumps(pumps);
                 deleteTree(errorFiles);
             }
             catch (final InterruptedException ex)
@@ -187,7 +191,7 @@ final class LaunchCommand
             final List<Map<String, Object>> failed = new ArrayList<>();
             for (int attempt = 0; ; attempt++)
             {
-                final Outcome outcome = attempt(attempt, world, failed, processes, errorFiles);
+                final Outcome outcome = attempt(attempt, world, failed, processes, pumps, errorFiles);
                 if (0 == outcome.code())
                 {
                     return 0;
@@ -230,10 +234,10 @@ final class LaunchCommand
      * its exit, the cause from its error file, the highest update any rank reported, how long it ran and stopped).
      */
     private Outcome attempt(final int attempt, final int world, final List<Map<String, Object>> failed,
-        final List<Process> processes, final Path errorFiles) throws IOException, InterruptedException
+        final List<Process> processes, final List<Thread> pumps, final Path errorFiles)
+        throws IOException, InterruptedException
     {
         final BlockingQueue<Exit> exits = new ArrayBlockingQueue<>(nproc);
-        final List<Thread> pumps = new ArrayList<>();
         // A mapper of its own: a static one would be built when the command line declares its commands, and the
         // process's first ObjectMapper costs 0.1-0.2 s of a `train`'s start.
         final String attemptsJson = new ObjectMapper().writeValueAsString(failed);
@@ -241,6 +245,10 @@ final class LaunchCommand
         synchronized (processes)
         {
             processes.clear();
+        }
+        synchronized (pumps)
+        {
+            pumps.clear();
         }
         Exit first = null;
         long failedAt = 0;
@@ -262,7 +270,11 @@ final class LaunchCommand
                 }
                 err.println("ding4j launch: attempt " + attempt + ": rank " + rank + " is pid " + process.pid());
                 err.flush();
-                pumps.add(pump(process, rank, out, exits));
+                final Thread pump = pump(process, rank, out, exits);
+                synchronized (pumps)
+                {
+                    pumps.add(pump);
+                }
             }
             for (int done = 0; done < nproc; done++)
             {
@@ -281,10 +293,7 @@ final class LaunchCommand
         finally
         {
             stopAll(processes);
-            for (final Thread pump : pumps)
-            {
-                pump.join(TimeUnit.SECONDS.toMillis(GRACE_SECONDS));
-            }
+            awaitPumps(pumps);
         }
         if (null == first)
         {
@@ -498,6 +507,20 @@ final class LaunchCommand
             {
                 process.toHandle().destroyForcibly();
             }
+        }
+    }
+
+    /** Waits (at most a grace each) for the ranks' output to be copied to the end. */
+    private static void awaitPumps(final List<Thread> pumps) throws InterruptedException
+    {
+        final List<Thread> snapshot;
+        synchronized (pumps)
+        {
+            snapshot = new ArrayList<>(pumps);
+        }
+        for (final Thread pump : snapshot)
+        {
+            pump.join(TimeUnit.SECONDS.toMillis(GRACE_SECONDS));
         }
     }
 

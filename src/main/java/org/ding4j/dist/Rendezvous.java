@@ -1,5 +1,8 @@
 package org.ding4j.dist;
 
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -30,6 +33,15 @@ final class Rendezvous implements AutoCloseable
     private static final String JOB_KEY = "ding4j/job";
     /** Set by a rank once it has read rank 0's identity, so that rank 0 (the store's host) knows it may exit. */
     private static final String READ_SUFFIX = "/read";
+    /**
+     * The longest pause between two questions to a peer that is not there yet. The rendezvous asks instead of waiting
+     * in c10d: an interrupt of the waiting thread ends a pause (the command line's SIGTERM from {@code ding4j launch}
+     * stopping a rank whose peer died during start-up), where one native wait of the whole timeout (300 s by
+     * default) would not return until it passed.
+     */
+    private static final Duration MAX_PAUSE = Duration.ofMillis(250);
+    /** How long one probe of the store's host may take to connect. */
+    private static final Duration PROBE_TIMEOUT = Duration.ofMillis(500);
 
     private final DistInfo info;
     private final Duration timeout;
@@ -39,27 +51,61 @@ final class Rendezvous implements AutoCloseable
     private final Store store;
 
     /**
-     * Connects to (rank 0: hosts) the store and checks the job.
+     * Connects to (rank 0: hosts) the store and checks the job. Every wait for a peer is interruptible: an interrupt
+     * of the calling thread ends it with a {@link DistException} that says so (the thread's interrupt status stays
+     * set). Gloo's connection after it, once every peer has joined, is not.
      *
      * @param info     this process's place
      * @param timeout  how long the store waits for a key or a peer
      * @param settings one setting per line that every rank must share
-     * @throws DistException if the store cannot be reached or hosted, or the ranks' jobs differ
+     * @throws DistException if the store cannot be reached or hosted, the ranks' jobs differ, or the thread was
+     *                       interrupted while waiting
      */
     Rendezvous(final DistInfo info, final Duration timeout, final String settings)
     {
         this.info = info;
         this.timeout = timeout;
-        final Milliseconds millis = new Milliseconds(timeout.toMillis());
-        final TCPStoreOptions storeOptions = new TCPStoreOptions()
-            .port((short)info.masterPort())
-            .isServer(0 == info.rank() && !info.usesAgentStore())
-            .waitWorkers(false)
-            .timeout(millis);
+        tcp = connect();
+        store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
         try
         {
-            tcp = new TCPStore(info.masterAddr(), storeOptions);
-            store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
+            checkJob(settings);
+        }
+        catch (final RuntimeException ex)
+        {
+            close();
+            throw ex;
+        }
+    }
+
+    /**
+     * Hosts the store (rank 0 without torchrun's agent) or connects to it once its host listens: a client waits for
+     * the host with plain socket probes (an interrupt ends that wait), not in c10d's connect, which an interrupt
+     * cannot end and which prints an error and a native backtrace for each attempt that times out.
+     */
+    private TCPStore connect()
+    {
+        final boolean host = 0 == info.rank() && !info.usesAgentStore();
+        final long deadline = System.nanoTime() + timeout.toNanos();
+        if (!host)
+        {
+            awaitHost(deadline);
+        }
+        final long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+        try (Milliseconds connectWithin = new Milliseconds(host ? timeout.toMillis() : left);
+            TCPStoreOptions storeOptions = new TCPStoreOptions()
+                .port((short)info.masterPort())
+                .isServer(host)
+                .waitWorkers(false)
+                .timeout(connectWithin))
+        {
+            final TCPStore connected = new TCPStore(info.masterAddr(), storeOptions);
+            try (Milliseconds whole = new Milliseconds(timeout.toMillis()))
+            {
+                // A key's wait or a collective's store access may take the whole timeout from here on.
+                connected.setTimeout(whole);
+            }
+            return connected;
         }
         catch (final RuntimeException ex)
         {
@@ -69,14 +115,24 @@ final class Rendezvous implements AutoCloseable
                 ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
                 : " failed within " + timeout.toMillis() + " ms: ") + reason, ex);
         }
-        try
+    }
+
+    /** Waits until the store's host accepts connections or the deadline passes (c10d's connect then says why). */
+    private void awaitHost(final long deadline)
+    {
+        for (int attempt = 0; System.nanoTime() - deadline < 0; attempt++)
         {
-            checkJob(settings);
-        }
-        catch (final RuntimeException ex)
-        {
-            close();
-            throw ex;
+            try (Socket probe = new Socket())
+            {
+                // Resolved on each attempt: a name that does not resolve yet may later.
+                probe.connect(new InetSocketAddress(info.masterAddr(), info.masterPort()),
+                    (int)PROBE_TIMEOUT.toMillis());
+                return;
+            }
+            catch (final IOException notYet)
+            {
+                pause(attempt, "no store at " + info.masterAddr() + ":" + info.masterPort() + " yet");
+            }
         }
     }
 
@@ -130,26 +186,79 @@ final class Rendezvous implements AutoCloseable
     /** Waits for a store key, for at most {@code limit}; a key that does not come (a rank died) ends the wait. */
     private void awaitQuietly(final String key, final Duration limit)
     {
-        try (StringVector keys = new StringVector(key); Milliseconds millis = new Milliseconds(limit.toMillis()))
+        try
         {
-            store._wait(keys, millis);
+            await(key, limit, "its peer did not read the mismatch");
         }
         catch (final RuntimeException timedOut)
         {
-            // The peer is gone or slow: the mismatch is reported regardless.
+            // The peer is gone or slow, or this thread was interrupted: the mismatch is reported regardless.
         }
     }
 
     private String read(final String key, final String missing)
     {
-        try (ByteVector value = store.get(key))
+        try
         {
-            return new String(value.get(), StandardCharsets.UTF_8);
+            await(key, timeout, missing);
+            try (ByteVector value = store.get(key))
+            {
+                return new String(value.get(), StandardCharsets.UTF_8);
+            }
+        }
+        catch (final DistException ex)
+        {
+            throw ex;
         }
         catch (final RuntimeException ex)
         {
             throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
                 + info.masterPort() + " within " + timeout.toMillis() + " ms: " + DistGroup.reason(ex), ex);
+        }
+    }
+
+    /**
+     * Waits for a key, asking the store for it with a growing pause between two questions (at most
+     * {@link #MAX_PAUSE}), for at most {@code limit}: an interrupt ends the pause, where c10d's own wait for a key
+     * would not return before its timeout, and prints a warning for each that passes.
+     *
+     * @param missing what is missing while it waits, for the messages
+     * @throws DistException    if the key did not come within the limit, or the thread is interrupted
+     * @throws RuntimeException c10d's error if the store is gone
+     */
+    private void await(final String key, final Duration limit, final String missing)
+    {
+        final long deadline = System.nanoTime() + limit.toNanos();
+        try (StringVector keys = new StringVector(key))
+        {
+            for (int attempt = 0; !store.check(keys); attempt++)
+            {
+                if (System.nanoTime() - deadline >= 0)
+                {
+                    throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
+                        + info.masterPort() + " within " + limit.toMillis() + " ms", null);
+                }
+                pause(attempt, missing + " yet");
+            }
+        }
+    }
+
+    /**
+     * Sleeps between two questions to a peer, 1 ms doubling to {@link #MAX_PAUSE}: a peer that comes at once is
+     * seen at once, and a long wait costs the store a question every quarter second.
+     *
+     * @throws DistException if the thread is interrupted (its status stays set)
+     */
+    private void pause(final int attempt, final String why)
+    {
+        try
+        {
+            Thread.sleep(Math.min(MAX_PAUSE.toMillis(), 1L << Math.min(attempt, 16)));
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            throw new DistException("rendezvous", info, "interrupted while waiting: " + why, ex);
         }
     }
 

@@ -1,6 +1,7 @@
 package org.ding4j.learner;
 
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
@@ -64,6 +65,37 @@ public final class StopSignals
     {
         WAKE_UPS.add(wakeUp);
         return () -> WAKE_UPS.remove(wakeUp);
+    }
+
+    /**
+     * Interrupts a thread when a signal arrives, for a blocking step of a start-up that ends on an interrupt (a
+     * data-parallel rank's rendezvous, {@code DistTraining.join}), which no learner run can wake yet: a signal that
+     * already came interrupts it at once. Nothing happens without {@link #installForProcess()}.
+     *
+     * @param thread the thread doing the step
+     * @return what ends the arrangement, on that thread after the step: it also clears the interrupt a signal made
+     *     (interruptible channels the thread uses later, a checkpoint's, would otherwise close at once), and leaves
+     *     one the application made
+     */
+    public static Runnable interruptOnSignal(final Thread thread)
+    {
+        final AtomicBoolean interrupted = new AtomicBoolean();
+        final Runnable wakeUp = () -> {
+            interrupted.set(true);
+            thread.interrupt();
+        };
+        final Runnable unregister = register(wakeUp);
+        if (requested)
+        {
+            wakeUp.run();
+        }
+        return () -> {
+            unregister.run();
+            if (interrupted.get() && Thread.currentThread() == thread)
+            {
+                Thread.interrupted();
+            }
+        };
     }
 
     private static void onSignal()

@@ -8,6 +8,8 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
@@ -72,14 +74,51 @@ class RendezvousErrorsTest
             node1::output);
     }
 
+    @Test
+    void aStopShouldEndRankZerosWaitForARankThatNeverJoins() throws Exception
+    {
+        final int port = ChildJvm.freePort();
+        stopWhileWaiting(0, port, "interrupted while waiting: rank 1 did not join yet");
+    }
+
+    @Test
+    void aStopShouldEndAWaitForAStoreThatNeverComes() throws Exception
+    {
+        final int port = ChildJvm.freePort();
+        stopWhileWaiting(1, port, "interrupted while waiting: no store at 127.0.0.1:" + port + " yet");
+    }
+
+    /**
+     * Starts one node of a two-node job whose other node never comes, stops its launcher (SIGTERM, which stops the
+     * rank with SIGTERM) once the rank has begun, and checks that the rank ends its wait itself, saying what it
+     * waited for: before, the wait lasted the whole timeout, and only the launcher's SIGKILL after its 30 s grace
+     * ended the rank, which said nothing.
+     */
+    private void stopWhileWaiting(final int nodeRank, final int port, final String said) throws Exception
+    {
+        final ChildJvm node = node(nodeRank, 2, port, "seed=0",
+            line -> line.contains("ding4j train: ") && line.contains("rank " + nodeRank + " of 2"));
+        assertTrue(node.reached.await(TIMEOUT_S, TimeUnit.SECONDS), node::output);
+        // ProcessHandle's destroy: SIGTERM, as Process.destroy() sends, without closing the launcher's output.
+        node.process.toHandle().destroy();
+        assertNotEquals(0, node.await(TIMEOUT_S), node::output);
+        assertTrue(node.output().contains("rendezvous failed on rank " + nodeRank + " of 2: " + said), node::output);
+    }
+
     /** One node's launcher with one rank of a job of {@code nodes} nodes, its config changed by {@code set}. */
     private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set) throws IOException
+    {
+        return node(nodeRank, nodes, port, set, line -> false);
+    }
+
+    private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set,
+        final Predicate<String> milestone) throws IOException
     {
         final List<String> command = new ArrayList<>(ChildJvm.javaCommand(dir, Main.class.getName()));
         command.addAll(List.of("launch", "--nproc", "1", "--nnodes", Integer.toString(nodes), "--node-rank",
             Integer.toString(nodeRank), "--master-addr", "127.0.0.1", "--master-port", Integer.toString(port),
             "--job-id", "rendezvous-test", "--", "train", "--set", "exp_name=exp",
             "--set", "pipeline.dist_timeout_s=" + TIMEOUT_S, "--set", "pipeline.warmup_updates=0", "--set", set));
-        return ChildJvm.start(nodeRank, new ProcessBuilder(command).directory(dir.toFile()), line -> false);
+        return ChildJvm.start(nodeRank, new ProcessBuilder(command).directory(dir.toFile()), milestone);
     }
 }

@@ -29,6 +29,7 @@ import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
+import org.ding4j.learner.StopSignals;
 import org.ding4j.torch.FlatParameters;
 
 /**
@@ -147,10 +148,20 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             made = new BaseLearner<>(cfg.child("learner"), parts.policy(), null, dist, exp, "learner");
             if (dist.distributed())
             {
-                joined = DistTraining.join(dist,
-                    Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))), parts.optimizers(),
-                    parts.autogradModules(), GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")),
-                    cfg.settingLines());
+                // A signal ends the wait for peers (one that died during start-up would leave this rank waiting out
+                // the whole timeout, deaf to its launcher's SIGTERM).
+                final Runnable stopWaiting = StopSignals.interruptOnSignal(Thread.currentThread());
+                try
+                {
+                    joined = DistTraining.join(dist,
+                        Duration.ofMillis((long)(1000 * cfg.getDouble("pipeline.dist_timeout_s"))),
+                        parts.optimizers(), parts.autogradModules(),
+                        GradientSync.bytesOf(cfg.getDouble("dist.bucket_mb")), cfg.settingLines());
+                }
+                finally
+                {
+                    stopWaiting.run();
+                }
                 made.distributed(joined);
                 for (final FlatParameters target : parts.targets())
                 {
