@@ -88,6 +88,36 @@ public final class TorchCheckpointIO implements CheckpointIO
     @Override
     public Map<String, Object> read(final Path file) throws IOException
     {
+        return open(file, Reader::read);
+    }
+
+    /**
+     * Checks, without libtorch and without reading any tensor, that a file can be a checkpoint to read: a regular
+     * file, a zip archive (not the legacy format) whose records lie in one folder and include {@code data.pkl}. What
+     * it holds (keys, shapes) is checked only by {@link #read} and whoever loads the result. A program that will
+     * resume from the file checks it before it makes anything of its own (a run's folder).
+     *
+     * @param file the checkpoint
+     * @throws NoSuchFileException         if it does not exist
+     * @throws CorruptCheckpointException naming the file and the fault otherwise
+     * @throws IOException                 if it cannot be read
+     */
+    public static void checkArchive(final Path file) throws IOException
+    {
+        open(file, reader -> {
+            reader.indexRecords();
+            return null;
+        });
+    }
+
+    /** What is done with an opened archive. */
+    private interface ReadStep<T>
+    {
+        T apply(Reader reader) throws IOException;
+    }
+
+    private static <T> T open(final Path file, final ReadStep<T> step) throws IOException
+    {
         if (!Files.exists(file))
         {
             throw new NoSuchFileException(file.toString(), null, "checkpoint does not exist");
@@ -100,7 +130,7 @@ public final class TorchCheckpointIO implements CheckpointIO
         refuseLegacyFormat(file);
         try (ZipFile zip = new ZipFile(file.toFile()))
         {
-            return new Reader(file, zip).read();
+            return step.apply(new Reader(file, zip));
         }
         catch (final ZipException | EOFException ex)
         {

@@ -11,6 +11,7 @@ import java.util.function.Consumer;
 
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.FolderLock;
+import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigFiles;
@@ -158,11 +159,9 @@ public final class OffPolicyPipeline
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
         final String loadPath = BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run");
         this.explicitLoadPath = !loadPath.isEmpty();
-        if (training && explicitLoadPath && !isRegularFile(loadPath))
+        if (training && explicitLoadPath)
         {
-            // Refused before the run picks and writes its folder: a mistyped path leaves nothing behind.
-            throw new ConfigException("learner.hook.load_ckpt_before_run", "checkpoint " + loadPath + " does not exist "
-                + "or is not a regular file");
+            requireArchive(loadPath);
         }
         algorithm.check(cfg);
         final long evalSteps = cfg.getLong("env.n_evaluator_episode") * cfg.getLong("env.max_episode_steps");
@@ -224,15 +223,26 @@ public final class OffPolicyPipeline
             : Path.of("").toAbsolutePath().relativize(candidate).toString();
     }
 
-    private static boolean isRegularFile(final String path)
+    /**
+     * Refuses a checkpoint to resume from that is missing or no checkpoint archive at all (a mistyped path, a log
+     * file) before the run picks and writes its folder, which would otherwise be left holding only the failure's log.
+     * One that does not fit the policy is refused when it is loaded, by the learner's {@code load_ckpt} hook.
+     */
+    private static void requireArchive(final String path)
     {
+        final String key = "learner.hook.load_ckpt_before_run";
         try
         {
-            return Files.isRegularFile(Path.of(path));
+            TorchCheckpointIO.checkArchive(Path.of(path));
         }
-        catch (final java.nio.file.InvalidPathException ex)
+        catch (final java.nio.file.InvalidPathException | java.nio.file.NoSuchFileException ex)
         {
-            return false;
+            throw new ConfigException(key, "checkpoint " + path + " does not exist");
+        }
+        catch (final IOException ex)
+        {
+            // A CorruptCheckpointException's message names the file and the fault.
+            throw new ConfigException(key, ex.getMessage());
         }
     }
 

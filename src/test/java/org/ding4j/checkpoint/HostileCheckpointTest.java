@@ -11,6 +11,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
@@ -167,6 +168,29 @@ class HostileCheckpointTest
             new org.bytedeco.javacpp.FloatPointer(w.data_ptr()).get(values);
             assertArrayEquals(new float[3], values);
         }
+    }
+
+    @Test
+    void theArchiveCheckShouldRefuseWhatCannotBeACheckpointWithoutReadingIt() throws Exception
+    {
+        final byte[] ok = new Pickle().op(0x80, 2, '}', '.').bytes();
+        TorchCheckpointIO.checkArchive(archive("ok.pth.tar", ok, 0, false));
+        assertTrue(checked(archive("twice.pth.tar", ok, 0, true)).contains("appears twice"));
+        assertTrue(checked(Files.writeString(dir.resolve("log.txt"), "not a checkpoint\n"))
+            .contains("not a readable zip archive"));
+        final Path noPickle = dir.resolve("no_pickle.pth.tar");
+        AtomicFiles.write(noPickle, out -> {
+            final StoredZipWriter zip = new StoredZipWriter(out);
+            zip.add("archive/version", "3".getBytes(StandardCharsets.US_ASCII));
+            zip.finish();
+        });
+        assertTrue(checked(noPickle).contains("no data.pkl record"));
+        assertThrows(NoSuchFileException.class, () -> TorchCheckpointIO.checkArchive(dir.resolve("nowhere.pth.tar")));
+    }
+
+    private static String checked(final Path file)
+    {
+        return assertThrows(CorruptCheckpointException.class, () -> TorchCheckpointIO.checkArchive(file)).getMessage();
     }
 
     @Test

@@ -1,6 +1,7 @@
 package org.ding4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.charset.StandardCharsets;
@@ -48,7 +49,8 @@ class FailureOutputTest
     /**
      * A checkpoint to resume from that the run refuses is bad input, exit 2 as a bad key is, named in one line, and
      * nothing is written but the learner's config and log: one that does not fit (a model and nothing of a run's
-     * state), and one that is not there.
+     * state); one that is not there and one that is no checkpoint at all (a log file) are refused before the run
+     * makes its folder.
      */
     @Test
     void aRefusedResumeIsBadInput() throws Exception
@@ -56,7 +58,13 @@ class FailureOutputTest
         final Path file = dir.resolve("model_only.pth.tar");
         new org.ding4j.checkpoint.TorchCheckpointIO().write(file, java.util.Map.of("model", java.util.Map.of()));
         assertTrue(resume(file, "misfit").contains("ding4j: DQN state dict: its 'model' is another net's"));
-        assertTrue(resume(dir.resolve("nowhere.pth.tar"), "missing").contains("nowhere.pth.tar"));
+        assertTrue(resume(dir.resolve("nowhere.pth.tar"), "missing").contains("ding4j: "
+            + "learner.hook.load_ckpt_before_run: checkpoint " + dir.resolve("nowhere.pth.tar") + " does not exist"));
+        assertFalse(Files.exists(dir.resolve("missing")));
+        final Path text = Files.writeString(dir.resolve("learner_logger.txt"), "not a checkpoint\n");
+        assertTrue(resume(text, "text").contains("ding4j: learner.hook.load_ckpt_before_run: checkpoint " + text
+            + " is unusable: not a readable zip archive"));
+        assertFalse(Files.exists(dir.resolve("text")));
     }
 
     /** @return the output of a train resuming from the file, which must exit 2 and write no checkpoint or summary */
