@@ -15,6 +15,7 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.example.pipeline.OffPolicyRun;
 import org.ding4j.example.pipeline.Restarts;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -137,8 +138,12 @@ class ExperimentFolderTest
         assertEquals(earlier.getParent().resolve("iteration_60.pth.tar"),
             Restarts.resumePoint(restart, false, exp.toString(), "").file(), "a job without an id takes the newest");
 
-        new OffPolicyPipeline(user.with("pipeline.max_train_iter", 20L), job("job-1/restart-1"), restart)
-            .run(p -> { });
+        final OffPolicyRun.Summary summary = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 20L),
+            job("job-1/restart-1"), restart).run(p -> { });
+        // Its summary lists the job's own checkpoints (the earlier job's iteration_40 and _60 are still there).
+        assertTrue(Files.isRegularFile(earlier));
+        assertEquals(List.of(earlier.resolveSibling("ckpt_best.pth.tar").toString(),
+            earlier.resolveSibling("iteration_20.pth.tar").toString()), summary.paths().get("checkpoints"));
         final var resumed = Restarts.resumePoint(new ElasticAttempt(2, 2, List.of(), null), false, exp.toString(),
             "job-1");
         assertEquals(20, resumed.lastIter(), "the restart's own checkpoint, not the earlier job's iteration_60");

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -20,6 +21,7 @@ import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.dist.DistInfo;
+import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.dist.DistTraining;
 import org.ding4j.dist.GradientSync;
 import org.ding4j.env.ResumableRandom;
@@ -408,6 +410,19 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
     }
 
+    /** @return whether the file was modified at or after {@code since} (any file when null; none that is gone) */
+    private static boolean writtenSince(final Path file, final FileTime since)
+    {
+        try
+        {
+            return null == since || Files.getLastModifiedTime(file).compareTo(since) >= 0;
+        }
+        catch (final IOException ex)
+        {
+            return false;
+        }
+    }
+
     /** A file name whose digit runs are padded to 20 places, so that text order is numbers' order. */
     private static String naturalKey(final Path file)
     {
@@ -432,8 +447,10 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         List<String> checkpoints;
         try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
         {
+            // A launched job keeps its folder, which may hold an earlier job's files: only its own are listed.
+            final FileTime since = Restarts.markedSince(exp, ElasticAttempt.jobOf(dist.jobId()));
             // Natural order (iteration_980 before iteration_1805), as text order would not have it.
-            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f))
+            checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f) && writtenSince(f, since))
                 .sorted(java.util.Comparator.<Path, String>comparing(OffPolicyRun::naturalKey)
                     .thenComparing(java.util.Comparator.naturalOrder()))
                 .map(Path::toString).toList();
@@ -443,7 +460,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             checkpoints = List.of();
         }
         paths.put("checkpoints", checkpoints);
-        paths.put("best_checkpoint", Files.isRegularFile(best) ? best.toString() : null);
+        paths.put("best_checkpoint", checkpoints.contains(best.toString()) ? best.toString() : null);
         paths.put("log", learner.log().file().toString());
         paths.put("tensorboard", Path.of(exp, "log", "learner", "learner_tb_logger").toString());
         paths.put("config", Path.of(exp, "total_config.yaml").toString());

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -84,12 +85,22 @@ public final class Restarts
         {
             return LearnerCheckpoints.newestVerified(dir, new TorchCheckpointIO()).orElse(null);
         }
-        if (!job.equals(markOf(Path.of(exp))))
-        {
-            return null;
-        }
-        return LearnerCheckpoints.newestVerified(dir, new TorchCheckpointIO(),
-            Files.getLastModifiedTime(Path.of(exp, JOB_FILE))).orElse(null);
+        final FileTime since = markedSince(exp, job);
+        return null == since ? null
+            : LearnerCheckpoints.newestVerified(dir, new TorchCheckpointIO(), since).orElse(null);
+    }
+
+    /**
+     * @param exp the experiment folder
+     * @param job the job's id ({@link ElasticAttempt#jobOf}), empty if it has none
+     * @return since when the folder is the job's (its checkpoints are those written since), or null when the job
+     *     has no id or the folder is not marked with it (not a launched job's, or its mark was never written)
+     * @throws IOException if the mark's time cannot be read
+     */
+    public static FileTime markedSince(final String exp, final String job) throws IOException
+    {
+        return job.isEmpty() || !job.equals(markOf(Path.of(exp))) ? null
+            : Files.getLastModifiedTime(Path.of(exp, JOB_FILE));
     }
 
     /**
