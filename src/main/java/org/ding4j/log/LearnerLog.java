@@ -7,6 +7,8 @@ import java.util.Objects;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.Marker;
+import org.slf4j.MarkerFactory;
 
 /**
  * Everything a learner logs through, owned by one learner: the log buffers an update writes into, the tick monitor
@@ -25,6 +27,13 @@ public final class LearnerLog implements AutoCloseable
     private final String instanceName;
     private final int rank;
     private final boolean monitoring;
+    /**
+     * Marks the SLF4J events of {@link #error}: failures the learner logs and then throws to whoever runs it. An
+     * application that reports what its calls throw can deny the marker on its console (the command line's logback
+     * configuration does, so a failure is one line there), and still gets every other error.
+     */
+    public static final Marker RETHROWN = MarkerFactory.getMarker("DING4J_RETHROWN");
+
     private final Logger logger;
     private TextLogFile file;
     private SummaryWriter tbLogger;
@@ -145,7 +154,8 @@ public final class LearnerLog implements AutoCloseable
     }
 
     /**
-     * Logs an error with its cause (SLF4J with the stack, the text log with its message).
+     * Logs an error with its cause (SLF4J with the stack and the {@link #RETHROWN} marker, the text log with its
+     * whole trace).
      *
      * @param s     what failed
      * @param cause why
@@ -153,7 +163,7 @@ public final class LearnerLog implements AutoCloseable
     public void error(final String s, final Throwable cause)
     {
         // The cause on the line itself (a console that leaves traces out still names it), the trace after it.
-        logger.error("[RANK{}]: {}: {}", rank, s, cause, cause);
+        logger.error(RETHROWN, "[RANK{}]: {}: {}", rank, s, cause, cause);
         if (null != file)
         {
             // The whole trace in the learner's own log file, where a one-line console message sends the reader.

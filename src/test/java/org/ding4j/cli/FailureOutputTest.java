@@ -38,7 +38,7 @@ class FailureOutputTest
         final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertTrue(child.waitFor(120, TimeUnit.SECONDS), output);
         assertEquals(1, child.exitValue(), output);
-        assertTrue(output.contains("the env broke at step 250"), output);
+        assertEquals(1, output.lines().filter(line -> line.contains("the env broke at step 250")).count(), output);
         assertTrue(output.lines().noneMatch(line -> line.startsWith("\tat ") || line.startsWith("Caused by")),
             "no stack trace on the console:\n" + output);
         final String log = Files.readString(exp.resolve("log/learner/learner_logger.txt"));
@@ -57,7 +57,9 @@ class FailureOutputTest
     {
         final Path file = dir.resolve("model_only.pth.tar");
         new org.ding4j.checkpoint.TorchCheckpointIO().write(file, java.util.Map.of("model", java.util.Map.of()));
-        assertTrue(resume(file, "misfit").contains("ding4j: DQN state dict: its 'model' is another net's"));
+        final String misfit = resume(file, "misfit");
+        assertTrue(misfit.contains("ding4j: DQN state dict: its 'model' is another net's"), misfit);
+        assertEquals(1, misfit.lines().filter(line -> line.contains("another net's")).count(), misfit);
         assertTrue(resume(dir.resolve("nowhere.pth.tar"), "missing").contains("ding4j: "
             + "learner.hook.load_ckpt_before_run: checkpoint " + dir.resolve("nowhere.pth.tar") + " does not exist"));
         assertFalse(Files.exists(dir.resolve("missing")));
