@@ -44,6 +44,8 @@ final class LaunchCommand
 {
     /** How long stopped ranks get to save and exit after SIGTERM before they are killed. */
     private static final long GRACE_SECONDS = 30;
+    /** The JavaCPP cache folder the launcher loaded the libraries into, for its ranks. */
+    static final String NATIVES_CACHE_VARIABLE = "DING4J_NATIVES_CACHE";
 
     /** The {@code filename=} of a {@code -XX:StartFlightRecording} option (up to the next comma). */
     private static final java.util.regex.Pattern JFR_FILENAME = java.util.regex.Pattern.compile(
@@ -393,6 +395,8 @@ final class LaunchCommand
         env.put(ElasticAttempt.ATTEMPTS_VARIABLE, attemptsJson);
         // The ranks watch this process: if it is killed outright, they stop themselves.
         env.put(LauncherWatch.VARIABLE, Long.toString(ProcessHandle.current().pid()));
+        // This launcher loaded the libraries into this cache before it started any rank (Natives.cacheLoadedBy).
+        env.put(NATIVES_CACHE_VARIABLE, Natives.cacheFolder().toString());
         return builder.start();
     }
 

@@ -28,7 +28,15 @@ public final class Main
         // train, eval and info need libtorch: its loading (0.3-0.4 s) starts before the arguments are parsed.
         if (args.length > 0 && ("train".equals(args[0]) || "eval".equals(args[0]) || "info".equals(args[0])))
         {
-            Natives.loadInBackground(Main::skipCudaProbesOnCpuBuild);
+            Natives.loadInBackground(() -> {
+                skipCudaProbesOnCpuBuild();
+                // A rank of `ding4j launch`: its launcher loaded the libraries into this cache before starting it.
+                final String launcherCache = System.getenv(LaunchCommand.NATIVES_CACHE_VARIABLE);
+                if (null != launcherCache)
+                {
+                    Natives.cacheLoadedBy(launcherCache);
+                }
+            });
         }
         if (args.length > 0 && "train".equals(args[0]))
         {

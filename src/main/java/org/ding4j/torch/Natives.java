@@ -3,11 +3,15 @@ package org.ding4j.torch;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
+import java.util.concurrent.locks.LockSupport;
 
 import org.bytedeco.javacpp.Loader;
 import org.bytedeco.openblas.global.openblas_nolapack;
@@ -21,7 +25,9 @@ import org.ding4j.jfr.NativeLoadEvent;
  * that finds an already extracted library loads it without that lock, and the dynamic loader then maps a dependency
  * the first process is still writing (two JVMs on a fresh cache died with SIGBUS in 6 of 10 pairs). So the first load
  * in each process holds an exclusive lock on a file of ding4j's own in JavaCPP's cache folder ({@value #LOCK_FILE},
- * apart from JavaCPP's lock): a second process waits until the first has extracted and loaded everything.
+ * apart from JavaCPP's lock): a second process waits until the first has extracted and loaded everything, and says so
+ * (naming the first) should that take seconds. A process whose starter loaded the same libraries into the same cache
+ * ({@link #cacheLoadedBy}: the ranks of {@code ding4j launch}) takes no lock.
  * <p>
  * {@link Threads#configure()}, the kernels and the command line call this before anything else; an application that
  * builds libtorch objects itself should call {@code Threads.configure()} (or this) first. Thread-safe; later calls
@@ -54,12 +60,19 @@ public final class Natives
      */
     public static final String LOAD_LIBRARIES_PROPERTY = "org.bytedeco.javacpp.loadLibraries";
 
+    /** How long a process waits for another's load before it says so: loads take well under a second. */
+    static final Duration LOCK_NOTICE = Duration.ofSeconds(3);
+    /** How often a waiting process tries the lock until then. */
+    private static final Duration LOCK_POLL = Duration.ofMillis(10);
+
     private static volatile double loadSeconds = Double.NaN;
     private static final Object BACKGROUND_LOCK = new Object();
     private static Thread background;
     /** What the background load threw: a retry would only meet the half-initialised binding classes. */
     private static volatile Throwable backgroundFailure;
 
+    /** Set by {@link #cacheLoadedBy}: this process's load takes no lock (its libraries are extracted already). */
+    private static volatile boolean cacheReady;
     private static volatile boolean loaded;
     /** True while this class's monitor holder loads: a re-entry (a class initialiser loading on) returns at once. */
     private static boolean loading;
@@ -99,13 +112,22 @@ public final class Natives
             rethrowBackgroundFailure();
             loading = true;
             final long start = System.nanoTime();
-            final Path lockFile = cacheDir().resolve(LOCK_FILE);
-            try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-                FileLock lock = channel.lock())
+            final Path lockFile = cacheFolder().resolve(LOCK_FILE);
+            try
             {
-                recorded("openblas", () -> Loader.load(openblas_nolapack.class));
-                recorded("libtorch", () -> Loader.load(torch.class));
-                recorded("ding4j", Natives::loadKernels);
+                if (cacheReady)
+                {
+                    loadLibraries();
+                }
+                else
+                {
+                    try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
+                        StandardOpenOption.READ, StandardOpenOption.WRITE);
+                        FileLock lock = lockSaying(channel, lockFile))
+                    {
+                        loadLibraries();
+                    }
+                }
             }
             catch (final IOException ex)
             {
@@ -118,6 +140,71 @@ public final class Natives
             loadSeconds = (System.nanoTime() - start) / 1e9;
             loaded = true;
         }
+    }
+
+    private static void loadLibraries()
+    {
+        recorded("openblas", () -> Loader.load(openblas_nolapack.class));
+        recorded("libtorch", () -> Loader.load(torch.class));
+        recorded("ding4j", Natives::loadKernels);
+    }
+
+    /**
+     * For a process started by one that loaded the same libraries (the same class path) into the same JavaCPP cache
+     * and still runs, as {@code ding4j launch} does before it starts its ranks: there is nothing left to extract, so
+     * this process's {@link #load()} takes no lock. Its ranks then load at the same time instead of one after the
+     * other, and a rank stopped while it loads (SIGSTOP) cannot hold up the others' start (and every other ding4j
+     * process on the machine) until it goes on. Call it before the load starts; a cache folder other than
+     * {@code cacheDir} (this process was given another) changes nothing.
+     *
+     * @param cacheDir the cache folder the starting process loaded into ({@link #cacheFolder()} there)
+     */
+    public static void cacheLoadedBy(final String cacheDir)
+    {
+        try
+        {
+            cacheReady = cacheFolder().toRealPath().equals(Path.of(cacheDir).toRealPath());
+        }
+        catch (final IOException | java.nio.file.InvalidPathException ex)
+        {
+            cacheReady = false;
+        }
+    }
+
+    /**
+     * Takes the lock; if another process holds it for longer than a load takes ({@link #LOCK_NOTICE}), says once,
+     * naming that process, what this one waits for: a process stopped while it loads (Ctrl-Z, SIGSTOP) holds the lock
+     * until it goes on or ends, and every ding4j process that starts meanwhile would otherwise wait without a word.
+     * The holder writes its pid into the file for that.
+     */
+    private static FileLock lockSaying(final FileChannel channel, final Path lockFile) throws IOException
+    {
+        final long notice = System.nanoTime() + LOCK_NOTICE.toNanos();
+        FileLock lock = channel.tryLock();
+        while (null == lock && System.nanoTime() - notice < 0)
+        {
+            LockSupport.parkNanos(LOCK_POLL.toNanos());
+            lock = channel.tryLock();
+        }
+        if (null == lock)
+        {
+            String holder;
+            try
+            {
+                holder = "process " + Files.readString(lockFile, StandardCharsets.US_ASCII).strip();
+            }
+            catch (final IOException ex)
+            {
+                holder = "another process";
+            }
+            org.slf4j.LoggerFactory.getLogger(Natives.class).warn("waiting for {} to finish loading ding4j's native "
+                + "libraries (the lock {}): a process stopped while it loads holds it until it goes on or ends",
+                holder, lockFile);
+            lock = channel.lock();
+        }
+        channel.truncate(0);
+        channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
+        return lock;
     }
 
     /**
@@ -298,7 +385,11 @@ public final class Natives
         return sgemm.address();
     }
 
-    private static Path cacheDir()
+    /**
+     * @return JavaCPP's cache folder, where it extracts the libraries and {@link #load()} keeps its lock
+     * @throws UncheckedIOException if it cannot be created
+     */
+    public static Path cacheFolder()
     {
         try
         {

@@ -13,6 +13,7 @@ import org.bytedeco.pytorch.global.torch;
  * With the argument {@code unguarded} it lets the first libtorch op load libtorch without {@link Natives} (how the
  * crash was reproduced by hand; see docs/reliability.md). With {@code exit} it loads in the background,
  * reports whether a CUDA runtime is mapped, skips the native destructors and exits with code 3 through a shutdown hook.
+ * With {@code trusted} it loads as a rank of {@code ding4j launch} does, from a cache its launcher filled (no lock).
  */
 public final class NativeLoadProbe
 {
@@ -37,6 +38,10 @@ public final class NativeLoadProbe
             System.out.println("cuda mapped in a CPU build " + (cuda && Natives.cpuPresets()));
             System.out.println("load seconds " + (Natives.loadSeconds() > 0));
             Runtime.getRuntime().addShutdownHook(new Thread(() -> System.out.println("shutdown hook ran")));
+        }
+        if ("trusted".equals(mode))
+        {
+            Natives.cacheLoadedBy(Natives.cacheFolder().toString());
         }
         if (!"unguarded".equals(mode))
         {

@@ -3,9 +3,13 @@ package org.ding4j.torch;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +51,45 @@ class NativeLoadingTest
                 assertTrue(output.contains("sum 12.0 in-use true"), output);
             }
             assertTrue(Files.exists(cache.resolve(Natives.LOCK_FILE)), "the lock lives in the cache folder");
+        }
+    }
+
+    /**
+     * A process that holds the load lock for long (one stopped with Ctrl-Z while it loaded) makes the next one wait:
+     * after a few seconds it says so, naming the holder's pid, and loads once the lock is free. A rank of
+     * {@code ding4j launch}, whose launcher filled the cache, does not wait for the lock at all.
+     */
+    @Test
+    void aProcessWaitingForAnotherOnesLoadShouldSaySoAndALaunchedRankShouldNotWait() throws Exception
+    {
+        final Path cache = Files.createDirectories(dir.resolve("held"));
+        final Path lockFile = cache.resolve(Natives.LOCK_FILE);
+        final ChildJvm child;
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            FileLock lock = channel.lock())
+        {
+            channel.write(ByteBuffer.wrap("4242\n".getBytes(StandardCharsets.US_ASCII)));
+            final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
+            command.add(1, "-Dorg.bytedeco.javacpp.cachedir=" + cache);
+            child = ChildJvm.start(0, new ProcessBuilder(command),
+                line -> line.contains("waiting for process 4242 to finish loading ding4j's native libraries"));
+            assertTrue(child.reached.await(120, TimeUnit.SECONDS), child::output);
+            assertTrue(child.process.isAlive(), child::output);
+        }
+        assertEquals(0, child.await(120), child::output);
+        assertTrue(child.output().contains("sum 12.0 in-use true"), child::output);
+        assertEquals(Long.toString(child.process.pid()), Files.readString(lockFile).strip(), "the holder's pid");
+
+        // The cache is filled now; a rank whose launcher filled it loads while the lock is held.
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE); FileLock lock = channel.lock())
+        {
+            final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
+            command.add(1, "-Dorg.bytedeco.javacpp.cachedir=" + cache);
+            command.add("trusted");
+            final ChildJvm rank = ChildJvm.start(1, new ProcessBuilder(command), line -> false);
+            assertEquals(0, rank.await(120), rank::output);
+            assertTrue(rank.output().contains("sum 12.0 in-use true"), rank::output);
+            assertTrue(!rank.output().contains("waiting for"), rank::output);
         }
     }
 
