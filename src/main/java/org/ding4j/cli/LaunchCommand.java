@@ -285,9 +285,13 @@ final class LaunchCommand
                 {
                     first = exit;
                     failedAt = System.nanoTime();
-                    err.println("ding4j launch: rank " + exit.rank() + " exited with " + exit.code()
-                        + "; stopping the other ranks");
-                    err.flush();
+                    if (!stopping)
+                    {
+                        // (A launcher that is stopping stopped the rank itself: no news.)
+                        err.println("ding4j launch: rank " + exit.rank() + " exited with " + exit.code()
+                            + "; stopping the other ranks");
+                        err.flush();
+                    }
                     stopAll(processes);
                 }
             }

@@ -245,7 +245,11 @@ final class TrainCommand
                 if (cause instanceof IllegalArgumentException || cause instanceof java.nio.file.NoSuchFileException
                     || cause instanceof org.ding4j.checkpoint.CorruptCheckpointException)
                 {
-                    throw new IllegalArgumentException(ex.getCause().getMessage(), ex);
+                    // Named by its key and file, as a refused config value is (a damaged file's message names it).
+                    final String file = pipeline.config().getString("learner.hook.load_ckpt_before_run");
+                    final String why = ex.getCause().getMessage();
+                    throw new IllegalArgumentException("learner.hook.load_ckpt_before_run: " + (why.contains(file)
+                        ? why : "checkpoint " + file + ": " + why), ex);
                 }
             }
             throw ex;

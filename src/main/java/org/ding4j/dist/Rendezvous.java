@@ -3,6 +3,7 @@ package org.ding4j.dist;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
+import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -17,6 +18,7 @@ import org.bytedeco.pytorch.Store;
 import org.bytedeco.pytorch.StringVector;
 import org.bytedeco.pytorch.TCPStore;
 import org.bytedeco.pytorch.TCPStoreOptions;
+import org.slf4j.LoggerFactory;
 
 /**
  * A {@link DistGroup}'s meeting point: the {@code TCPStore} that rank 0 hosts at {@code MASTER_ADDR:MASTER_PORT}
@@ -117,9 +119,14 @@ final class Rendezvous implements AutoCloseable
         }
     }
 
-    /** Waits until the store's host accepts connections or the deadline passes (c10d's connect then says why). */
+    /**
+     * Waits until the store's host accepts connections or the deadline passes (c10d's connect then says why). A host
+     * name that does not resolve is said once, at once: the wait goes on (a cluster's names may come up after its
+     * ranks), but a typo should not look like a slow peer for the whole timeout.
+     */
     private void awaitHost(final long deadline)
     {
+        boolean unresolvedSaid = false;
         for (int attempt = 0; System.nanoTime() - deadline < 0; attempt++)
         {
             try (Socket probe = new Socket())
@@ -128,6 +135,17 @@ final class Rendezvous implements AutoCloseable
                 probe.connect(new InetSocketAddress(info.masterAddr(), info.masterPort()),
                     (int)PROBE_TIMEOUT.toMillis());
                 return;
+            }
+            catch (final UnknownHostException unresolved)
+            {
+                if (!unresolvedSaid)
+                {
+                    unresolvedSaid = true;
+                    LoggerFactory.getLogger(Rendezvous.class).warn("rank {} of {}: the store's host {} does not "
+                        + "resolve; waiting for it within the rendezvous timeout ({} ms)", info.rank(),
+                        info.worldSize(), info.masterAddr(), timeout.toMillis());
+                }
+                pause(attempt, "the store's host " + info.masterAddr() + " does not resolve");
             }
             catch (final IOException notYet)
             {

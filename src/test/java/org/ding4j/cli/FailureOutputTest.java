@@ -58,7 +58,8 @@ class FailureOutputTest
         final Path file = dir.resolve("model_only.pth.tar");
         new org.ding4j.checkpoint.TorchCheckpointIO().write(file, java.util.Map.of("model", java.util.Map.of()));
         final String misfit = resume(file, "misfit");
-        assertTrue(misfit.contains("ding4j: DQN state dict: its 'model' is another net's"), misfit);
+        assertTrue(misfit.contains("ding4j: learner.hook.load_ckpt_before_run: checkpoint " + file
+            + ": DQN state dict: its 'model' is another net's"), misfit);
         assertEquals(1, misfit.lines().filter(line -> line.contains("another net's")).count(), misfit);
         assertTrue(resume(dir.resolve("nowhere.pth.tar"), "missing").contains("ding4j: "
             + "learner.hook.load_ckpt_before_run: checkpoint " + dir.resolve("nowhere.pth.tar") + " does not exist"));

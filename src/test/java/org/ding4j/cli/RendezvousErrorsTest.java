@@ -88,6 +88,19 @@ class RendezvousErrorsTest
         stopWhileWaiting(1, port, "interrupted while waiting: no store at 127.0.0.1:" + port + " yet");
     }
 
+    @Test
+    void aHostNameThatDoesNotResolveShouldBeSaidAtOnce() throws Exception
+    {
+        final ChildJvm node = node(1, 2, ChildJvm.freePort(), "seed=0", "nosuchhost.invalid",
+            line -> line.contains("the store's host nosuchhost.invalid does not resolve; waiting for it within the "
+                + "rendezvous timeout (" + TIMEOUT_S * 1000 + " ms)"));
+        assertTrue(node.reached.await(TIMEOUT_S, TimeUnit.SECONDS), node::output);
+        node.process.toHandle().destroy();
+        assertNotEquals(0, node.await(TIMEOUT_S), node::output);
+        assertTrue(node.output().contains("interrupted while waiting: the store's host nosuchhost.invalid does not "
+            + "resolve"), node::output);
+    }
+
     /**
      * Starts one node of a two-node job whose other node never comes, stops its launcher (SIGTERM, which stops the
      * rank with SIGTERM) once the rank has begun, and checks that the rank ends its wait itself, saying what it
@@ -96,7 +109,7 @@ class RendezvousErrorsTest
      */
     private void stopWhileWaiting(final int nodeRank, final int port, final String said) throws Exception
     {
-        final ChildJvm node = node(nodeRank, 2, port, "seed=0",
+        final ChildJvm node = node(nodeRank, 2, port, "seed=0", "127.0.0.1",
             line -> line.contains("ding4j train: ") && line.contains("rank " + nodeRank + " of 2"));
         assertTrue(node.reached.await(TIMEOUT_S, TimeUnit.SECONDS), node::output);
         // ProcessHandle's destroy: SIGTERM, as Process.destroy() sends, without closing the launcher's output.
@@ -108,15 +121,15 @@ class RendezvousErrorsTest
     /** One node's launcher with one rank of a job of {@code nodes} nodes, its config changed by {@code set}. */
     private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set) throws IOException
     {
-        return node(nodeRank, nodes, port, set, line -> false);
+        return node(nodeRank, nodes, port, set, "127.0.0.1", line -> false);
     }
 
-    private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set,
+    private ChildJvm node(final int nodeRank, final int nodes, final int port, final String set, final String master,
         final Predicate<String> milestone) throws IOException
     {
         final List<String> command = new ArrayList<>(ChildJvm.javaCommand(dir, Main.class.getName()));
         command.addAll(List.of("launch", "--nproc", "1", "--nnodes", Integer.toString(nodes), "--node-rank",
-            Integer.toString(nodeRank), "--master-addr", "127.0.0.1", "--master-port", Integer.toString(port),
+            Integer.toString(nodeRank), "--master-addr", master, "--master-port", Integer.toString(port),
             "--job-id", "rendezvous-test", "--", "train", "--set", "exp_name=exp",
             "--set", "pipeline.dist_timeout_s=" + TIMEOUT_S, "--set", "pipeline.warmup_updates=0", "--set", set));
         return ChildJvm.start(nodeRank, new ProcessBuilder(command).directory(dir.toFile()), milestone);
