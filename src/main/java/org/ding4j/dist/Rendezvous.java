@@ -93,7 +93,8 @@ final class Rendezvous implements AutoCloseable
         {
             awaitHost(deadline);
         }
-        final long left = Math.max(1, (deadline - System.nanoTime()) / 1_000_000);
+        // A host that answered the probe takes c10d's connection at once, even at the deadline's edge.
+        final long left = Math.max(PROBE_TIMEOUT.toMillis(), (deadline - System.nanoTime()) / 1_000_000);
         try (Milliseconds connectWithin = new Milliseconds(host ? timeout.toMillis() : left);
             TCPStoreOptions storeOptions = new TCPStoreOptions()
                 .port((short)info.masterPort())
@@ -120,13 +121,17 @@ final class Rendezvous implements AutoCloseable
     }
 
     /**
-     * Waits until the store's host accepts connections or the deadline passes (c10d's connect then says why). A host
-     * name that does not resolve is said once, at once: the wait goes on (a cluster's names may come up after its
-     * ranks), but a typo should not look like a slow peer for the whole timeout.
+     * Waits until the store's host accepts connections. A host name that does not resolve is said once, at once: the
+     * wait goes on (a cluster's names may come up after its ranks), but a typo should not look like a slow peer for
+     * the whole timeout.
+     *
+     * @throws DistException if the deadline passes first (said here: c10d's own connect would print an error and a
+     *                       native backtrace for each of its attempts), or the thread is interrupted
      */
     private void awaitHost(final long deadline)
     {
         boolean unresolvedSaid = false;
+        IOException last = null;
         for (int attempt = 0; System.nanoTime() - deadline < 0; attempt++)
         {
             try (Socket probe = new Socket())
@@ -138,6 +143,7 @@ final class Rendezvous implements AutoCloseable
             }
             catch (final UnknownHostException unresolved)
             {
+                last = unresolved;
                 if (!unresolvedSaid)
                 {
                     unresolvedSaid = true;
@@ -149,9 +155,14 @@ final class Rendezvous implements AutoCloseable
             }
             catch (final IOException notYet)
             {
+                last = notYet;
                 pause(attempt, "no store at " + info.masterAddr() + ":" + info.masterPort() + " yet");
             }
         }
+        throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
+            + " failed within " + timeout.toMillis() + " ms: no store answered" + (null == last ? ""
+            : " (" + (last instanceof UnknownHostException ? "the name does not resolve" : last.getMessage()) + ")"),
+            last);
     }
 
     /** @return what the backends rendezvous on */

@@ -72,6 +72,7 @@ class RendezvousErrorsTest
             + " failed within 3000 ms"), node1::output);
         assertEquals(1, node1.output().lines().filter(l -> l.startsWith("[rank 1] ding4j: ")).count(),
             node1::output);
+        assertTrue(node1.output().lines().noneMatch(l -> l.contains("frame #")), "no native backtrace");
     }
 
     @Test
