@@ -45,7 +45,7 @@ final class LaunchCommand
     /** How long stopped ranks get to save and exit after SIGTERM before they are killed. */
     private static final long GRACE_SECONDS = 30;
     /** The JavaCPP cache folder the launcher loaded the libraries into, for its ranks. */
-    static final String NATIVES_CACHE_VARIABLE = "DING4J_NATIVES_CACHE";
+    static final String NATIVES_CACHE_VARIABLE = "DING4J_LAUNCHER_NATIVES_CACHE";
 
     /** The {@code filename=} of a {@code -XX:StartFlightRecording} option (up to the next comma). */
     private static final java.util.regex.Pattern JFR_FILENAME = java.util.regex.Pattern.compile(
@@ -160,8 +160,8 @@ final class LaunchCommand
         }
         // Checks the address, port and id the way every rank will.
         new DistInfo(0, world, 0, masterAddr, masterPort, jobId);
-        // The ranks would wait for each other's extraction under Natives' lock; extracting once here first leaves
-        // them a complete cache and a quicker start.
+        // Before any rank starts, and needed: the ranks load from the cache this fills without Natives' lock
+        // (NATIVES_CACHE_VARIABLE), so none can find a library half written.
         Natives.load();
         final List<Process> processes = new ArrayList<>();
         final List<Thread> pumps = new ArrayList<>();
@@ -518,7 +518,7 @@ final class LaunchCommand
         }
     }
 
-    /** Waits (at most a grace each) for the ranks' output to be copied to the end. */
+    /** Waits (a grace in all) for the ranks' output to be copied to the end. */
     private static void awaitPumps(final List<Thread> pumps) throws InterruptedException
     {
         final List<Thread> snapshot;
@@ -526,9 +526,10 @@ final class LaunchCommand
         {
             snapshot = new ArrayList<>(pumps);
         }
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(GRACE_SECONDS);
         for (final Thread pump : snapshot)
         {
-            pump.join(TimeUnit.SECONDS.toMillis(GRACE_SECONDS));
+            pump.join(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
         }
     }
 

@@ -50,6 +50,25 @@ final class LauncherWatch
         launcher.get().onExit().thenRun(() -> stop(pid));
     }
 
+    /**
+     * @param environment the process environment
+     * @return whether this process is a rank its launcher started and that launcher still runs: its parent is the
+     *     process {@value #VARIABLE} names (a variable inherited by some other process is not taken for it)
+     */
+    static boolean startedByLiveLauncher(final Map<String, String> environment)
+    {
+        final String pid = environment.get(VARIABLE);
+        try
+        {
+            return null != pid && ProcessHandle.current().parent()
+                .filter(parent -> parent.pid() == Long.parseLong(pid.trim()) && parent.isAlive()).isPresent();
+        }
+        catch (final NumberFormatException ex)
+        {
+            return false;
+        }
+    }
+
     private static void stop(final String pid)
     {
         System.err.println("ding4j: the launcher (pid " + pid + ") is gone; stopping this rank");

@@ -245,11 +245,12 @@ final class TrainCommand
                 if (cause instanceof IllegalArgumentException || cause instanceof java.nio.file.NoSuchFileException
                     || cause instanceof org.ding4j.checkpoint.CorruptCheckpointException)
                 {
-                    // Named by its key and file, as a refused config value is (a damaged file's message names it).
+                    // Named by its key and file, as a refused config value is (a damaged file's message names it); a
+                    // restart's own resume point is no key of the user's.
                     final String file = pipeline.config().getString("learner.hook.load_ckpt_before_run");
-                    final String why = ex.getCause().getMessage();
-                    throw new IllegalArgumentException("learner.hook.load_ckpt_before_run: " + (why.contains(file)
-                        ? why : "checkpoint " + file + ": " + why), ex);
+                    final String why = java.util.Objects.toString(ex.getCause().getMessage(), ex.getCause().toString());
+                    throw new IllegalArgumentException(file.isEmpty() ? why : "learner.hook.load_ckpt_before_run: "
+                        + (why.contains(file) ? why : "checkpoint " + file + ": " + why), ex);
                 }
             }
             throw ex;

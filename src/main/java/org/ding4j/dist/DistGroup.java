@@ -124,7 +124,8 @@ public final class DistGroup implements AutoCloseable
      * @param info    this process's place
      * @param timeout rendezvous and collective timeout (> 0)
      * @return the group
-     * @throws DistException if the rendezvous fails or times out
+     * @throws DistException if the rendezvous fails or times out, or the calling thread is interrupted while it waits
+     *                       for a peer or the store (its interrupt status stays set)
      */
     public static DistGroup join(final DistInfo info, final Duration timeout)
     {
@@ -139,7 +140,8 @@ public final class DistGroup implements AutoCloseable
      * @param settings what every rank must share, one setting per line (e.g. the effective config's
      *                 {@code Config.settingLines()}); "" for nothing but the job and world size
      * @return the group
-     * @throws DistException if the rendezvous fails or times out, or a rank's settings differ (naming the line)
+     * @throws DistException if the rendezvous fails or times out, a rank's settings differ (naming the line), or the
+     *                       calling thread is interrupted while it waits for a peer or the store
      */
     public static DistGroup join(final DistInfo info, final Duration timeout, final String settings)
     {

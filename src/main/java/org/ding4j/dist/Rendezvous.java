@@ -1,6 +1,7 @@
 package org.ding4j.dist;
 
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.UnknownHostException;
@@ -68,7 +69,15 @@ final class Rendezvous implements AutoCloseable
         this.info = info;
         this.timeout = timeout;
         tcp = connect();
-        store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
+        try
+        {
+            store = info.usesAgentStore() ? new PrefixStore(info.agentStore(), tcp) : tcp;
+        }
+        catch (final RuntimeException ex)
+        {
+            tcp.close();
+            throw ex;
+        }
         try
         {
             checkJob(settings);
@@ -108,6 +117,11 @@ final class Rendezvous implements AutoCloseable
                 // A key's wait or a collective's store access may take the whole timeout from here on.
                 connected.setTimeout(whole);
             }
+            catch (final RuntimeException ex)
+            {
+                connected.close();
+                throw ex;
+            }
             return connected;
         }
         catch (final RuntimeException ex)
@@ -134,11 +148,11 @@ final class Rendezvous implements AutoCloseable
         IOException last = null;
         for (int attempt = 0; System.nanoTime() - deadline < 0; attempt++)
         {
-            try (Socket probe = new Socket())
+            try
             {
-                // Resolved on each attempt: a name that does not resolve yet may later.
-                probe.connect(new InetSocketAddress(info.masterAddr(), info.masterPort()),
-                    (int)PROBE_TIMEOUT.toMillis());
+                // Resolved on each attempt (a name that does not resolve yet may later), every address of it tried,
+                // as c10d's connect does.
+                probe(InetAddress.getAllByName(info.masterAddr()));
                 return;
             }
             catch (final UnknownHostException unresolved)
@@ -163,6 +177,30 @@ final class Rendezvous implements AutoCloseable
             + " failed within " + timeout.toMillis() + " ms: no store answered" + (null == last ? ""
             : " (" + (last instanceof UnknownHostException ? "the name does not resolve" : last.getMessage()) + ")"),
             last);
+    }
+
+    /**
+     * Returns once one of the addresses (at least one: a resolved name's) accepts a connection on the store's port.
+     *
+     * @throws IOException the last address's refusal if none does
+     */
+    private void probe(final InetAddress[] addresses) throws IOException
+    {
+        for (int i = 0; ; i++)
+        {
+            try (Socket probe = new Socket())
+            {
+                probe.connect(new InetSocketAddress(addresses[i], info.masterPort()), (int)PROBE_TIMEOUT.toMillis());
+                return;
+            }
+            catch (final IOException ex)
+            {
+                if (i == addresses.length - 1)
+                {
+                    throw ex;
+                }
+            }
+        }
     }
 
     /** @return what the backends rendezvous on */

@@ -239,10 +239,14 @@ public final class OffPolicyPipeline
         {
             throw new ConfigException(key, "checkpoint " + path + " does not exist");
         }
+        catch (final org.ding4j.checkpoint.CorruptCheckpointException ex)
+        {
+            // Its message names the file and the fault.
+            throw new ConfigException(key, ex.getMessage());
+        }
         catch (final IOException ex)
         {
-            // A CorruptCheckpointException's message names the file and the fault.
-            throw new ConfigException(key, ex.getMessage());
+            throw new ConfigException(key, "checkpoint " + path + " cannot be read: " + ex);
         }
     }
 

@@ -110,7 +110,7 @@ final class LearnerRunner
         catch (final Throwable t)
         {
             failure = t;
-            learner.log().error((started ? "training failed at iteration " : "before_run failed at iteration ")
+            learner.log().rethrown((started ? "training failed at iteration " : "before_run failed at iteration ")
                 + learner.trainIter(), t);
             if (started)
             {

@@ -1,7 +1,6 @@
 package org.ding4j.learner;
 
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicBoolean;
 
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
@@ -23,6 +22,8 @@ public final class StopSignals
     private static final CopyOnWriteArrayList<Runnable> WAKE_UPS = new CopyOnWriteArrayList<>();
     private static volatile boolean processWide;
     private static volatile boolean requested;
+    /** Set at a signal's arrival, before the wake-ups run (requested is set after them). */
+    private static volatile boolean arrived;
 
     private StopSignals()
     {
@@ -79,27 +80,58 @@ public final class StopSignals
      */
     public static Runnable interruptOnSignal(final Thread thread)
     {
-        final AtomicBoolean interrupted = new AtomicBoolean();
-        final Runnable wakeUp = () -> {
-            interrupted.set(true);
-            thread.interrupt();
-        };
-        final Runnable unregister = register(wakeUp);
-        if (requested)
+        final Interrupter interrupter = new Interrupter(thread);
+        final Runnable unregister = register(interrupter);
+        // A signal that arrived before the registration (its wake-ups already ran) interrupts at once.
+        if (arrived)
         {
-            wakeUp.run();
+            interrupter.run();
         }
         return () -> {
             unregister.run();
-            if (interrupted.get() && Thread.currentThread() == thread)
+            interrupter.end();
+        };
+    }
+
+    /**
+     * {@link #interruptOnSignal}'s wake-up. Its monitor orders a late wake-up (the signal thread runs a copy of the
+     * list, so it may come after the unregistration) against the end: after the end, a wake-up does nothing.
+     */
+    private static final class Interrupter implements Runnable
+    {
+        private final Thread thread;
+        private boolean ended;
+        private boolean interrupted;
+
+        Interrupter(final Thread thread)
+        {
+            this.thread = thread;
+        }
+
+        @Override
+        public synchronized void run()
+        {
+            if (!ended)
+            {
+                interrupted = true;
+                thread.interrupt();
+            }
+        }
+
+        synchronized void end()
+        {
+            ended = true;
+            if (interrupted && Thread.currentThread() == thread)
             {
                 Thread.interrupted();
             }
-        };
+        }
     }
 
     private static void onSignal()
     {
+        // Before the wake-ups: a registration that comes while they run either is among them or sees this.
+        arrived = true;
         // The runs first: a collection or evaluation that sees requested() end it early, and the run's vote must then
         // already know the signal (else it would take the early end for the run's own and finish as DONE).
         WAKE_UPS.forEach(Runnable::run);

@@ -21,19 +21,18 @@ public final class LearnerLog implements AutoCloseable
 {
     /** Monitor window in ticks, as DI-engine's learner. */
     public static final long MONITOR_EXPIRE = 10;
+    /**
+     * Marks the SLF4J events of {@link #rethrown}: failures the learner logs and then throws to whoever runs it. An
+     * application that reports what its calls throw can deny the marker on its console (the command line's logback
+     * configuration does, so a failure is one line there), and still gets every other error.
+     */
+    public static final Marker RETHROWN = MarkerFactory.getMarker("DING4J_RETHROWN");
 
     private final LogBuffer buffer = new LogBuffer();
     private final LearnerLatency latency = new LearnerLatency();
     private final String instanceName;
     private final int rank;
     private final boolean monitoring;
-    /**
-     * Marks the SLF4J events of {@link #error}: failures the learner logs and then throws to whoever runs it. An
-     * application that reports what its calls throw can deny the marker on its console (the command line's logback
-     * configuration does, so a failure is one line there), and still gets every other error.
-     */
-    public static final Marker RETHROWN = MarkerFactory.getMarker("DING4J_RETHROWN");
-
     private final Logger logger;
     private TextLogFile file;
     private SummaryWriter tbLogger;
@@ -154,8 +153,7 @@ public final class LearnerLog implements AutoCloseable
     }
 
     /**
-     * Logs an error with its cause (SLF4J with the stack and the {@link #RETHROWN} marker, the text log with its
-     * whole trace).
+     * Logs an error with its cause (SLF4J with the stack, the text log with its whole trace).
      *
      * @param s     what failed
      * @param cause why
@@ -163,7 +161,25 @@ public final class LearnerLog implements AutoCloseable
     public void error(final String s, final Throwable cause)
     {
         // The cause on the line itself (a console that leaves traces out still names it), the trace after it.
+        logger.error("[RANK{}]: {}: {}", rank, s, cause, cause);
+        writeTrace(s, cause);
+    }
+
+    /**
+     * {@link #error} for a failure that is thrown to whoever runs the learner once logged (a run's): the SLF4J event
+     * carries the {@link #RETHROWN} marker.
+     *
+     * @param s     what failed
+     * @param cause why, which the caller then throws
+     */
+    public void rethrown(final String s, final Throwable cause)
+    {
         logger.error(RETHROWN, "[RANK{}]: {}: {}", rank, s, cause, cause);
+        writeTrace(s, cause);
+    }
+
+    private void writeTrace(final String s, final Throwable cause)
+    {
         if (null != file)
         {
             // The whole trace in the learner's own log file, where a one-line console message sends the reader.

@@ -61,7 +61,7 @@ public final class Natives
     public static final String LOAD_LIBRARIES_PROPERTY = "org.bytedeco.javacpp.loadLibraries";
 
     /** How long a process waits for another's load before it says so: loads take well under a second. */
-    static final Duration LOCK_NOTICE = Duration.ofSeconds(3);
+    private static final Duration LOCK_NOTICE = Duration.ofSeconds(3);
     /** How often a waiting process tries the lock until then. */
     private static final Duration LOCK_POLL = Duration.ofMillis(10);
 
@@ -188,14 +188,16 @@ public final class Natives
         }
         if (null == lock)
         {
-            String holder;
+            String holder = "another process";
             try
             {
-                holder = "process " + Files.readString(lockFile, StandardCharsets.US_ASCII).strip();
+                // Blank (an older ding4j holds it, or it is between truncate and write) or a pid that has gone.
+                final long pid = Long.parseLong(Files.readString(lockFile, StandardCharsets.US_ASCII).strip());
+                holder = ProcessHandle.of(pid).isPresent() ? "process " + pid : holder;
             }
-            catch (final IOException ex)
+            catch (final IOException | NumberFormatException ex)
             {
-                holder = "another process";
+                // Said without a pid.
             }
             org.slf4j.LoggerFactory.getLogger(Natives.class).warn("waiting for {} to finish loading ding4j's native "
                 + "libraries (the lock {}): a process stopped while it loads holds it until it goes on or ends",

@@ -68,11 +68,13 @@ class NativeLoadingTest
         try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             FileLock lock = channel.lock())
         {
-            channel.write(ByteBuffer.wrap("4242\n".getBytes(StandardCharsets.US_ASCII)));
+            // As a holder does: its pid, which the waiting process names.
+            final long holder = ProcessHandle.current().pid();
+            channel.write(ByteBuffer.wrap((holder + "\n").getBytes(StandardCharsets.US_ASCII)));
             final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
             command.add(1, "-Dorg.bytedeco.javacpp.cachedir=" + cache);
             child = ChildJvm.start(0, new ProcessBuilder(command),
-                line -> line.contains("waiting for process 4242 to finish loading ding4j's native libraries"));
+                line -> line.contains("waiting for process " + holder + " to finish loading ding4j's native libraries"));
             assertTrue(child.reached.await(120, TimeUnit.SECONDS), child::output);
             assertTrue(child.process.isAlive(), child::output);
         }

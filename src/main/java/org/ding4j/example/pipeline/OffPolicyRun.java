@@ -241,12 +241,13 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     /**
      * A resumed job's {@code ckpt_best} may hold a better evaluation than the checkpoint it resumed from (the best
      * came after that save): the schedule takes that return, so only a better evaluation replaces the file. A file
-     * that does not read back is left to be replaced.
+     * that does not read back is left to be replaced, and so is an earlier launched job's in a folder this job kept
+     * (older than its mark: not the job's own, and not listed in its summary).
      */
     private void keepTheBestOfThisFolder()
     {
         final Path best = learner.checkpoints().dir().resolve(BEST_CHECKPOINT);
-        if (!Files.isRegularFile(best))
+        if (!Files.isRegularFile(best) || !writtenSince(best, jobSince()))
         {
             return;
         }
@@ -410,6 +411,19 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         return Math.max(1e-9, (System.nanoTime() - start) / 1e9);
     }
 
+    /** @return since when a launched job's kept folder is its own ({@link Restarts#markedSince}), or null: all of it */
+    private FileTime jobSince()
+    {
+        try
+        {
+            return Restarts.markedSince(exp, ElasticAttempt.jobOf(dist.jobId()));
+        }
+        catch (final IOException ex)
+        {
+            return null;
+        }
+    }
+
     /** @return whether the file was modified at or after {@code since} (any file when null; none that is gone) */
     private static boolean writtenSince(final Path file, final FileTime since)
     {
@@ -448,7 +462,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         try (Stream<Path> files = Files.exists(ckptDir) ? Files.list(ckptDir) : Stream.empty())
         {
             // A launched job keeps its folder, which may hold an earlier job's files: only its own are listed.
-            final FileTime since = Restarts.markedSince(exp, ElasticAttempt.jobOf(dist.jobId()));
+            final FileTime since = jobSince();
             // Natural order (iteration_980 before iteration_1805), as text order would not have it.
             checkpoints = files.filter(f -> !AtomicFiles.isTemporary(f) && writtenSince(f, since))
                 .sorted(java.util.Comparator.<Path, String>comparing(OffPolicyRun::naturalKey)
