@@ -5,13 +5,17 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 
+import org.bytedeco.javacpp.PointerScope;
+import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.example.ac.ActorCritic;
 import org.ding4j.example.dqn.DqnPolicy;
 import org.ding4j.example.ppo.PpoPolicy;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.learner.BaseLearner;
 import org.ding4j.policy.Policy;
 import org.ding4j.serve.PublishedWeights;
 import org.ding4j.torch.Activation;
@@ -50,6 +54,8 @@ public final class ServingActor
     private final PublishedWeights weights;
     private final PackedMlp plan;
     private final Consumer<NativeFloats> pack;
+    /** The acting net's parameters, which {@link #pack} copies. */
+    private final FlatParameters served;
     private final ActorCritic continuous;
     /** PPO's Gaussian head: the action is the output (the mean) clipped to [-1, 1]. */
     private final boolean clippedMean;
@@ -64,6 +70,7 @@ public final class ServingActor
         this.plan = plan;
         this.clippedMean = clippedMean;
         this.weights = new PublishedWeights(plan.packedFloats());
+        this.served = params;
         this.pack = into -> plan.pack(params, into);
         this.continuous = continuous;
         this.obsWidth = plan.inputWidth();
@@ -165,26 +172,62 @@ public final class ServingActor
     }
 
     /**
-     * @param updates publish after every this many updates
-     * @return an {@code after_iter} hook that publishes; register it on the policy's learner
+     * Publishes on the learner's schedule: once its run has started (after {@code before_run}'s other hooks, so a
+     * resumed run's loaded weights, not the fresh net's), after every {@code updates}-th update, and when the run ends
+     * (its last updates; not the weights of a run that ended with a non-finite one, which a failure leaves).
+     *
+     * @param learner the policy's learner (a pipeline's hands it over in {@code onLearner})
+     * @param updates publish after every this many updates (>= 1)
      */
-    public LearnerHook publishEvery(final int updates)
+    public void publishOn(final BaseLearner<?> learner, final int updates)
     {
+        Objects.requireNonNull(learner, "learner");
         if (updates < 1)
         {
             throw new IllegalArgumentException("updates: expected >= 1, got " + updates);
         }
-        return new LearnerHook("serving_actor_publish", 50, HookPosition.AFTER_ITER)
+        learner.registerHook(new PublishHook(HookPosition.BEFORE_RUN, ignored -> true));
+        learner.registerHook(new PublishHook(HookPosition.AFTER_ITER, context -> 0 == context.lastIter() % updates));
+        learner.registerHook(new PublishHook(HookPosition.AFTER_RUN, ignored -> finite()));
+    }
+
+    /** A publish at one of the learner's hook positions, when the condition holds. */
+    private final class PublishHook extends LearnerHook
+    {
+        private final java.util.function.Predicate<HookContext> when;
+
+        PublishHook(final HookPosition position, final java.util.function.Predicate<HookContext> when)
         {
-            @Override
-            public void call(final HookContext context)
+            // After the learner's own hooks at each position (before_run's load_ckpt first), before user hooks of the
+            // default priority.
+            super("serving_actor_publish", HookRegistry.SIMPLIFIED_PRIORITY + 30, position);
+            this.when = when;
+        }
+
+        @Override
+        public void call(final HookContext context)
+        {
+            if (when.test(context))
             {
-                if (0 == context.lastIter() % updates)
+                publish();
+            }
+        }
+    }
+
+    /** @return whether every weight the actor serves is finite (a diverged update leaves NaN) */
+    private boolean finite()
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            for (int g = 0; g < served.groupCount(); g++)
+            {
+                if (!torch.isfinite(served.group(g).values()).all().item_bool())
                 {
-                    publish();
+                    return false;
                 }
             }
-        };
+            return true;
+        }
     }
 
     /** @return how many publishes the readers have seen complete */

@@ -159,9 +159,9 @@ class ServingActorTest
         }
     }
 
-    /** The hook publishes after every n-th update of the learner it is registered on, and readers see each. */
+    /** It publishes after every n-th update of the learner it is registered on, and readers see each. */
     @Test
-    void publishEveryShouldPublishOnTheLearnersSchedule(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
+    void publishOnShouldPublishOnTheLearnersSchedule(@org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir)
     {
         torch.manual_seed(4);
         final DqnPolicy.Settings settings = DqnPolicy.Settings.builder(4, 2).hidden(16).batchSize(8).build();
@@ -180,7 +180,7 @@ class ServingActorTest
                 false)), policy, null, org.ding4j.dist.DistInfo.single(), dir.toString(), "learner"))
         {
             final ServingActor actor = ServingActor.greedy(policy);
-            learner.registerHook(actor.publishEvery(10));
+            actor.publishOn(learner, 10);
             assertEquals(1, actor.version(), "published once when made");
             for (int i = 0; i < 25; i++)
             {
@@ -189,6 +189,54 @@ class ServingActorTest
             }
             assertEquals(3, actor.version(), "published after updates 10 and 20");
         }
+    }
+
+    /**
+     * A resumed run serves the weights it loaded from its start (before its first update), not its fresh net's, and a
+     * run's last updates are served when it ends: a TD3 run's final actions are served as they were by a run resumed
+     * from its last checkpoint, at that run's start.
+     */
+    @Test
+    void aResumedRunShouldServeItsLoadedWeightsFromItsStart(
+        @org.junit.jupiter.api.io.TempDir final java.nio.file.Path dir) throws Exception
+    {
+        final org.ding4j.config.Config user = org.ding4j.config.Config.empty().with("policy.type", "td3")
+            .with("exp_name", dir.resolve("td3").toString()).with("policy.random_collect_size", 200L)
+            .with("env.stop_value", 1000.0).with("pipeline.max_train_iter", 45L);
+        final float[][] trained = served(new org.ding4j.example.OffPolicyPipeline(user));
+        final float[][] resumed = served(new org.ding4j.example.OffPolicyPipeline(user.with("exp_name",
+            dir.resolve("again").toString()).with("learner.hook.load_ckpt_before_run",
+            dir.resolve("td3/ckpt/iteration_45.pth.tar").toString()).with("pipeline.max_train_iter", 50L)));
+        org.junit.jupiter.api.Assertions.assertArrayEquals(trained[1], resumed[0], "the loaded weights, at once");
+    }
+
+    /**
+     * @return the actions served for two observations when the pipeline's run started (after the publish there) and
+     *     when it ended (publishing every 5 updates)
+     */
+    private static float[][] served(final org.ding4j.example.OffPolicyPipeline pipeline) throws Exception
+    {
+        final float[] obs = {0.3f, -0.9f, 0.5f, -0.8f, 0.1f, 2f};
+        final float[][] actions = new float[2][2];
+        final java.util.concurrent.atomic.AtomicReference<ServingActor> serving =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        pipeline.onLearner(learner ->
+        {
+            final ServingActor actor = ServingActor.of(learner.policy());
+            actor.publishOn(learner, 5);
+            serving.set(actor);
+            learner.registerHook(new org.ding4j.hook.LearnerHook("look", 90, org.ding4j.hook.HookPosition.BEFORE_RUN)
+            {
+                @Override
+                public void call(final org.ding4j.hook.HookContext context)
+                {
+                    actor.act(obs, 2, actions[0]);
+                }
+            });
+        });
+        pipeline.run(p -> { });
+        serving.get().act(obs, 2, actions[1]);
+        return actions;
     }
 
     /**
@@ -207,11 +255,12 @@ class ServingActorTest
         pipeline.onLearner(learner ->
         {
             final ServingActor actor = ServingActor.of(learner.policy());
-            learner.registerHook(actor.publishEvery(50));
+            actor.publishOn(learner, 50);
             serving.set(actor);
         });
         pipeline.run(p -> { });
-        assertEquals(5, serving.get().version(), "published when made and after updates 50, 100, 150 and 200");
+        assertEquals(7, serving.get().version(),
+            "published when made, at the start, after updates 50, 100, 150 and 200, and at the end");
         final int action = serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f});
         assertTrue(0 == action || 1 == action, "a CartPole action: " + action);
         final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
