@@ -26,11 +26,11 @@ import org.ding4j.torch.PackedMlp;
 /**
  * Actions for a service's threads on the latest weights while training goes on: DQN's greedy action, TD3's and SAC's
  * deterministic or sampled action, PPO's deterministic action (the most likely index, or the Gaussian's mean clipped
- * to [-1, 1]). The training thread {@link #publish}es the policy's acting net (or registers
- * {@link #publishEvery}) into a {@link PublishedWeights} seqlock, packed for {@link PackedMlp}'s native forward; any
- * number of threads call {@link #act} and {@link #sample}, batch 1 or batch N, each computing the net's forward on
- * one publish (never a mix of two), with no lock and no allocation (each thread keeps its scratch; a larger batch
- * than before grows it once).
+ * to [-1, 1]). The training thread {@link #publish}es the policy's acting net (or has it published on its learner's
+ * schedule, {@link #publishOn}) into a {@link PublishedWeights} seqlock, packed for {@link PackedMlp}'s native
+ * forward; any number of threads call {@link #act} and {@link #sample}, batch 1 or batch N, each computing the net's
+ * forward on one publish (never a mix of two), with no lock and no allocation (each thread keeps its scratch; a
+ * larger batch than before grows it once).
  * <p>
  * Thread contract: {@link #publish} on the training thread while the policy is open; the rest from any thread, also
  * after the policy is closed (they read only the published copy).
