@@ -33,6 +33,7 @@ import org.ding4j.example.pipeline.SerialLoop;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.LearnerCheckpoints;
 import org.ding4j.learner.RunOutcome;
+import org.ding4j.policy.Policy;
 
 /**
  * DI-engine's {@code serial_pipeline} for every off-policy algorithm, on any environment whose spaces the algorithm
@@ -600,5 +601,27 @@ public final class OffPolicyPipeline
     public double[] evaluate(final Map<String, Object> state, final int episodes, final long seed)
     {
         return algorithm.evaluate(cfg, state, episodes, seed);
+    }
+
+    /**
+     * A serving actor on a saved policy, for a service that acts without training (after a restart, say): the
+     * config's nets with the checkpoint's model alone loaded, as {@link #evaluate} reads it, published once. The
+     * policy is closed again at once: the actor serves that one publish from any thread for as long as it lives.
+     *
+     * @param state the checkpoint ({@code new TorchCheckpointIO().read(path)}; its {@code model} at least)
+     * @return the actor
+     * @throws IllegalArgumentException if the checkpoint does not fit the config's nets (the tensor named)
+     */
+    public ServingActor serve(final Map<String, Object> state)
+    {
+        final Policy<?> policy = algorithm.withModel(cfg, state);
+        try (AutoCloseable closing = (AutoCloseable)policy)
+        {
+            return ServingActor.of(policy);
+        }
+        catch (final Exception ex)
+        {
+            throw ex instanceof RuntimeException runtime ? runtime : new IllegalStateException(ex);
+        }
     }
 }

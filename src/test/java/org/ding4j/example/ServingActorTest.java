@@ -1,6 +1,7 @@
 package org.ding4j.example;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.lang.management.ManagementFactory;
@@ -208,6 +209,19 @@ class ServingActorTest
             dir.resolve("again").toString()).with("learner.hook.load_ckpt_before_run",
             dir.resolve("td3/ckpt/iteration_45.pth.tar").toString()).with("pipeline.max_train_iter", 50L)));
         org.junit.jupiter.api.Assertions.assertArrayEquals(trained[1], resumed[0], "the loaded weights, at once");
+
+        // A service that restarts serves the saved policy without training: the same actions, from any thread.
+        final ServingActor saved = org.ding4j.example.OffPolicyPipeline.forEvaluation(user).serve(
+            new org.ding4j.checkpoint.TorchCheckpointIO().read(dir.resolve("td3/ckpt/iteration_45.pth.tar")));
+        final float[] actions = new float[2];
+        final Thread thread = new Thread(() -> saved.act(new float[] {0.3f, -0.9f, 0.5f, -0.8f, 0.1f, 2f}, 2,
+            actions));
+        thread.start();
+        thread.join();
+        org.junit.jupiter.api.Assertions.assertArrayEquals(trained[1], actions, "the checkpoint's actor, served");
+        assertThrows(IllegalArgumentException.class, () -> org.ding4j.example.OffPolicyPipeline.forEvaluation(
+            org.ding4j.config.Config.empty()).serve(new org.ding4j.checkpoint.TorchCheckpointIO().read(
+            dir.resolve("td3/ckpt/iteration_45.pth.tar"))), "a TD3 checkpoint is no CartPole DQN's");
     }
 
     /**

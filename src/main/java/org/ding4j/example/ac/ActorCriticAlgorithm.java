@@ -235,6 +235,12 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         }
     }
 
+    @Override
+    public ActorCritic withModel(final Config cfg, final Map<String, Object> state)
+    {
+        return OffPolicyAlgorithm.loaded(newPolicy(cfg, 0), policy -> policy.loadActor(state));
+    }
+
     /**
      * One run's TD3 or SAC half: the policy (its update's noise from this rank's seed), the replay, the collector
      * and the evaluator (fresh seeded starts each evaluation, the same on every rank).

@@ -179,22 +179,26 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
     @Override
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
-        final DqnPolicy.Settings shape = policySettings(cfg);
         try (PointerScope scope = new PointerScope();
-            QNetwork net = new QNetwork(shape.obs(), shape.actions(), shape.hidden(), shape.dueling(),
-                shape.activation());
-            FlatParameters params = FlatParameters.of(net.module());
+            DqnPolicy policy = withModel(cfg, state);
             Evaluator evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")), episodes,
                 seed, false))
         {
+            final Evaluator.Result result = evaluator.evaluate(policy.online());
+            return new double[] {result.meanReturn(), result.minReturn(), result.maxReturn()};
+        }
+    }
+
+    @Override
+    public DqnPolicy withModel(final Config cfg, final Map<String, Object> state)
+    {
+        return OffPolicyAlgorithm.loaded(new DqnPolicy(policySettings(cfg)), policy -> {
             if (!(state.get("model") instanceof Map<?, ?> model))
             {
                 throw new IllegalArgumentException("the checkpoint has no 'model' dict");
             }
-            params.loadStateDict(model, true);
-            final Evaluator.Result result = evaluator.evaluate(net);
-            return new double[] {result.meanReturn(), result.minReturn(), result.maxReturn()};
-        }
+            policy.parameters().loadStateDict(model, true);
+        });
     }
 
     /**

@@ -4,6 +4,7 @@ import java.util.Map;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigSchema;
+import org.ding4j.policy.Policy;
 
 /**
  * An off-policy algorithm as the one pipeline ({@code org.ding4j.example.OffPolicyPipeline}) takes it: its
@@ -77,4 +78,44 @@ public interface OffPolicyAlgorithm
      * @throws IllegalArgumentException if the checkpoint does not fit the config's nets (the tensor named)
      */
     double[] evaluate(Config cfg, Map<String, Object> state, int episodes, long seed);
+
+    /**
+     * A policy of the config's nets holding a checkpoint's model alone, as {@link #evaluate} reads it (a model-only
+     * file, or one saved from Python, too): for a service that acts on a saved policy without training.
+     *
+     * @param cfg   the effective config
+     * @param state the checkpoint (its {@code model} at least)
+     * @return the policy, {@link AutoCloseable}: the caller closes it
+     * @throws IllegalArgumentException if the checkpoint does not fit the config's nets (the tensor named)
+     */
+    Policy<?> withModel(Config cfg, Map<String, Object> state);
+
+    /**
+     * {@link #withModel}'s common part: loads into a policy just made, and closes it should the load fail.
+     *
+     * @param policy the new policy
+     * @param load   what loads the checkpoint's model into it
+     * @param <P>    its type
+     * @return the policy, loaded
+     */
+    static <P extends AutoCloseable> P loaded(final P policy, final java.util.function.Consumer<P> load)
+    {
+        try
+        {
+            load.accept(policy);
+            return policy;
+        }
+        catch (final RuntimeException ex)
+        {
+            try
+            {
+                policy.close();
+            }
+            catch (final Exception closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw ex;
+        }
+    }
 }

@@ -243,6 +243,12 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         }
     }
 
+    @Override
+    public PpoPolicy withModel(final Config cfg, final Map<String, Object> state)
+    {
+        return OffPolicyAlgorithm.loaded(new PpoPolicy(settings(cfg), 0), policy -> policy.loadModel(state));
+    }
+
     /** One run's PPO half: the policy, the rollout (its envs and exploration) and the evaluator. */
     private static final class Parts implements OffPolicyParts<PpoBatch>
     {
