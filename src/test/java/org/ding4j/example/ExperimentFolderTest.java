@@ -160,6 +160,35 @@ class ExperimentFolderTest
     }
 
     @Test
+    void aResumeAlreadyAtItsLimitsSaysSo() throws Exception
+    {
+        final Path exp = dir.resolve("limits");
+        final Config user = Config.empty().with("exp_name", exp.toString()).with("pipeline.max_train_iter", 20L)
+            .with("env.stop_value", 100000.0);
+        new OffPolicyPipeline(user).run(p -> { });
+        final ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger)org.slf4j.LoggerFactory
+            .getLogger(OffPolicyRun.class);
+        final ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> seen =
+            new ch.qos.logback.core.read.ListAppender<>();
+        seen.start();
+        logger.addAppender(seen);
+        try
+        {
+            final OffPolicyRun.Summary again = new OffPolicyPipeline(user.with("learner.hook.load_ckpt_before_run",
+                exp.resolve("ckpt/iteration_20.pth.tar").toString())).run(p -> { });
+            assertEquals(20, again.trainIter(), "no update ran");
+        }
+        finally
+        {
+            logger.detachAppender(seen);
+        }
+        assertEquals(1, seen.list.size(), seen.list.toString());
+        assertTrue(seen.list.get(0).getFormattedMessage().contains("is at update 20 and env step ")
+            && seen.list.get(0).getFormattedMessage().contains("already at pipeline.max_train_iter 20"),
+            seen.list.get(0).getFormattedMessage());
+    }
+
+    @Test
     void aMistypedResumeIsRefusedBeforeAnythingIsWritten()
     {
         final Path exp = dir.resolve("resume");

@@ -235,6 +235,29 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             }
             startIter = learner.trainIter();
             started = true;
+            if (!loaded.isEmpty())
+            {
+                warnIfAtLimits(loaded);
+            }
+        }
+    }
+
+    /**
+     * The limits count from the run's first start, resumes included (as DI-engine's): a resume at or past one ends
+     * at once, which a user who meant "this many more" should hear of rather than find an empty run.
+     */
+    private void warnIfAtLimits(final String loaded)
+    {
+        final long maxIter = cfg.getLong("pipeline.max_train_iter");
+        final long maxEnvSteps = cfg.getLong("pipeline.max_env_step");
+        // The collector takes the restored env step up when it first collects; the learner holds it already.
+        final long envSteps = Math.max(0, learner.collectorEnvstep());
+        if (learner.trainIter() >= maxIter || envSteps >= maxEnvSteps)
+        {
+            org.slf4j.LoggerFactory.getLogger(OffPolicyRun.class).warn("resume: {} is at update {} and env step {}, "
+                + "already at pipeline.max_train_iter {} or pipeline.max_env_step {} (they count from the run's "
+                + "first start): no update will run; raise them to train on", loaded, learner.trainIter(), envSteps,
+                maxIter, maxEnvSteps);
         }
     }
 
