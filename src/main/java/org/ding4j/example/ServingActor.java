@@ -165,10 +165,23 @@ public final class ServingActor
             + (null == policy ? "null" : policy.getClass().getName()));
     }
 
-    /** Copies the policy's current weights for the readers (the training thread, while the policy is open). */
+    /**
+     * Copies the policy's current weights for the readers (the training thread, while the policy is open).
+     *
+     * @throws IllegalStateException if the policy is closed (its run ended): the readers keep the last publish
+     */
     public void publish()
     {
-        weights.publish(pack);
+        try
+        {
+            weights.publish(pack);
+        }
+        catch (final IllegalStateException closed)
+        {
+            throw new IllegalStateException("ServingActor.publish: the policy is closed (its run ended; publishOn "
+                + "publishes a run's last updates as it ends), so the readers keep the last publish: " + closed
+                .getMessage(), closed);
+        }
     }
 
     /**

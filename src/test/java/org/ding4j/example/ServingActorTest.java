@@ -277,6 +277,9 @@ class ServingActorTest
             "published when made, at the start, after updates 50, 100, 150 and 200, and at the end");
         final int action = serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f});
         assertTrue(0 == action || 1 == action, "a CartPole action: " + action);
+        final IllegalStateException closed = assertThrows(IllegalStateException.class, serving.get()::publish);
+        assertTrue(closed.getMessage().contains("the policy is closed"), closed.getMessage());
+        assertEquals(action, serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f}), "the last publish stays");
         final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> ServingActor.of(new org.ding4j.policy.Policy<Object>()
             {
