@@ -10,7 +10,6 @@ import java.util.Map;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.dist.DistException;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.example.OffPolicyPipeline;
 import org.ding4j.example.envs.EnvTypes;
@@ -74,36 +73,17 @@ final class TrainCommand
         {
             return train(attempt);
         }
-        catch (final DistException ex)
-        {
-            if (StopSignals.requested() && ex.getCause() instanceof InterruptedException)
-            {
-                // SIGINT/SIGTERM while this rank waited at the rendezvous: a stop before any update, as a run's own
-                // (exit 0), with no summary since no run began; its launcher, stopping, needs no failure record.
-                out.println("ding4j train: stopped by a signal before any update (" + ex.getMessage() + ")");
-                out.flush();
-                return 0;
-            }
-            recordFailure(attempt, ex);
-            throw ex;
-        }
         catch (final Exception | Error ex)
         {
-            recordFailure(attempt, ex);
+            try
+            {
+                attempt.recordFailure(ex, null == pipeline ? 0 : pipeline.updatesDone());
+            }
+            catch (final IOException | RuntimeException report)
+            {
+                ex.addSuppressed(report);
+            }
             throw ex;
-        }
-    }
-
-    /** Writes a failure into the launcher's error file, if it runs under one; a failure to do so goes with it. */
-    private void recordFailure(final ElasticAttempt attempt, final Throwable ex)
-    {
-        try
-        {
-            attempt.recordFailure(ex, null == pipeline ? 0 : pipeline.updatesDone());
-        }
-        catch (final IOException | RuntimeException report)
-        {
-            ex.addSuppressed(report);
         }
     }
 
