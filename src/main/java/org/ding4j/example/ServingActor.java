@@ -187,7 +187,8 @@ public final class ServingActor
     /**
      * Publishes on the learner's schedule: once its run has started (after {@code before_run}'s other hooks, so a
      * resumed run's loaded weights, not the fresh net's), after every {@code updates}-th update, and when the run ends
-     * (its last updates; not the weights of a run that ended with a non-finite one, which a failure leaves).
+     * (after {@code after_run}'s other hooks: its last updates). Weights with a non-finite value (a diverged update's)
+     * are never published: the readers keep the last finite publish.
      *
      * @param learner the policy's learner (a pipeline's hands it over in {@code onLearner})
      * @param updates publish after every this many updates (>= 1)
@@ -199,9 +200,11 @@ public final class ServingActor
         {
             throw new IllegalArgumentException("updates: expected >= 1, got " + updates);
         }
-        learner.registerHook(new PublishHook(HookPosition.BEFORE_RUN, ignored -> true));
-        learner.registerHook(new PublishHook(HookPosition.AFTER_ITER, context -> 0 == context.lastIter() % updates));
-        learner.registerHook(new PublishHook(HookPosition.AFTER_RUN, ignored -> finite()));
+        // Last at the run's start and end, whatever the priorities of the hooks that load or change weights there.
+        learner.registerHook(new PublishHook(HookPosition.BEFORE_RUN, Integer.MAX_VALUE, ignored -> true));
+        learner.registerHook(new PublishHook(HookPosition.AFTER_ITER, HookRegistry.SIMPLIFIED_PRIORITY + 30,
+            context -> 0 == context.lastIter() % updates));
+        learner.registerHook(new PublishHook(HookPosition.AFTER_RUN, Integer.MAX_VALUE, ignored -> true));
     }
 
     /** A publish at one of the learner's hook positions, when the condition holds. */
@@ -209,18 +212,17 @@ public final class ServingActor
     {
         private final java.util.function.Predicate<HookContext> when;
 
-        PublishHook(final HookPosition position, final java.util.function.Predicate<HookContext> when)
+        PublishHook(final HookPosition position, final int priority,
+            final java.util.function.Predicate<HookContext> when)
         {
-            // After the learner's own hooks at each position (before_run's load_ckpt first), before user hooks of the
-            // default priority.
-            super("serving_actor_publish", HookRegistry.SIMPLIFIED_PRIORITY + 30, position);
+            super("serving_actor_publish", priority, position);
             this.when = when;
         }
 
         @Override
         public void call(final HookContext context)
         {
-            if (when.test(context))
+            if (when.test(context) && finite())
             {
                 publish();
             }

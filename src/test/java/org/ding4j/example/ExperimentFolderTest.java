@@ -183,9 +183,8 @@ class ExperimentFolderTest
             logger.detachAppender(seen);
         }
         assertEquals(1, seen.list.size(), seen.list.toString());
-        assertTrue(seen.list.get(0).getFormattedMessage().contains("is at update 20 and env step ")
-            && seen.list.get(0).getFormattedMessage().contains("already at pipeline.max_train_iter 20"),
-            seen.list.get(0).getFormattedMessage());
+        assertTrue(seen.list.get(0).getFormattedMessage().contains("is at update 20, already at "
+            + "pipeline.max_train_iter 20"), seen.list.get(0).getFormattedMessage());
     }
 
     @Test

@@ -189,6 +189,14 @@ class ServingActorTest
                 learner.train(batch, i);
             }
             assertEquals(3, actor.version(), "published after updates 10 and 20");
+            // A diverged update's weights are never served: the readers keep the last finite publish.
+            policy.parameters().group(0).values().fill_(new org.bytedeco.pytorch.Scalar(Float.NaN));
+            for (int i = 25; i < 30; i++)
+            {
+                assertTrue(buffer.sample(batch));
+                learner.train(batch, i);
+            }
+            assertEquals(3, actor.version(), "update 30's non-finite weights not published");
         }
     }
 
@@ -226,7 +234,7 @@ class ServingActorTest
 
     /**
      * @return the actions served for two observations when the pipeline's run started (after the publish there) and
-     *     when it ended (publishing every 5 updates)
+     *     when it ended (publishing every 10 updates: the last 5 only as it ends)
      */
     private static float[][] served(final org.ding4j.example.OffPolicyPipeline pipeline) throws Exception
     {
@@ -237,9 +245,11 @@ class ServingActorTest
         pipeline.onLearner(learner ->
         {
             final ServingActor actor = ServingActor.of(learner.policy());
-            actor.publishOn(learner, 5);
+            actor.publishOn(learner, 10);
             serving.set(actor);
-            learner.registerHook(new org.ding4j.hook.LearnerHook("look", 90, org.ding4j.hook.HookPosition.BEFORE_RUN)
+            // Last of all before_run hooks, the publish's (registered first at the same priority) included.
+            learner.registerHook(new org.ding4j.hook.LearnerHook("look", Integer.MAX_VALUE,
+                org.ding4j.hook.HookPosition.BEFORE_RUN)
             {
                 @Override
                 public void call(final org.ding4j.hook.HookContext context)

@@ -235,29 +235,27 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             }
             startIter = learner.trainIter();
             started = true;
-            if (!loaded.isEmpty())
+            if (!loaded.isEmpty() && 0 == dist.rank())
             {
-                warnIfAtLimits(loaded);
+                warnIfAtLimit(loaded);
             }
         }
     }
 
     /**
-     * The limits count from the run's first start, resumes included (as DI-engine's): a resume at or past one ends
-     * at once, which a user who meant "this many more" should hear of rather than find an empty run.
+     * The update limit counts from the run's first start, resumes included (as DI-engine's): a resume at or past it
+     * runs no update, which a user who meant "this many more" should hear of rather than find an empty run. (At the
+     * env step limit a resumed serial run still collects once and runs that round's updates, as the loop's first
+     * round always does.)
      */
-    private void warnIfAtLimits(final String loaded)
+    private void warnIfAtLimit(final String loaded)
     {
         final long maxIter = cfg.getLong("pipeline.max_train_iter");
-        final long maxEnvSteps = cfg.getLong("pipeline.max_env_step");
-        // The collector takes the restored env step up when it first collects; the learner holds it already.
-        final long envSteps = Math.max(0, learner.collectorEnvstep());
-        if (learner.trainIter() >= maxIter || envSteps >= maxEnvSteps)
+        if (learner.trainIter() >= maxIter)
         {
-            org.slf4j.LoggerFactory.getLogger(OffPolicyRun.class).warn("resume: {} is at update {} and env step {}, "
-                + "already at pipeline.max_train_iter {} or pipeline.max_env_step {} (they count from the run's "
-                + "first start): no update will run; raise them to train on", loaded, learner.trainIter(), envSteps,
-                maxIter, maxEnvSteps);
+            org.slf4j.LoggerFactory.getLogger(OffPolicyRun.class).warn("resume: {} is at update {}, already at "
+                + "pipeline.max_train_iter {} (it counts from the run's first start): no update will run; raise it to "
+                + "train on", loaded, learner.trainIter(), maxIter);
         }
     }
 
