@@ -456,8 +456,20 @@ public final class TorchCheckpointIO implements CheckpointIO
             {
                 throw corrupt("record " + name + " claims " + nbytes + " bytes, more than the file's " + fileSize);
             }
-            final Tensor storage = torch.empty(new long[] {ref.storageNumel()},
-                new TensorOptions(dtype.scalarType()), new MemoryFormatOptional());
+            final Tensor storage;
+            try
+            {
+                storage = torch.empty(new long[] {ref.storageNumel()}, new TensorOptions(dtype.scalarType()),
+                    new MemoryFormatOptional());
+            }
+            catch (final RuntimeException ex)
+            {
+                // The record's size is checked against the file's by now: what fails here is memory, not the file,
+                // which must not be called damaged (a user might delete a good checkpoint).
+                throw new IOException("cannot read checkpoint " + file + ": its record " + name + " needs " + nbytes
+                    + " bytes of memory, which could not be allocated: " + java.util.Objects.toString(ex.getMessage(),
+                    ex.toString()).lines().findFirst().orElse(""), ex);
+            }
             if (nbytes > 0)
             {
                 readInto(name, entry, new BytePointer(storage.data_ptr()).capacity(nbytes), nbytes);
