@@ -564,14 +564,21 @@ public final class OffPolicyPipeline
             {
                 // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
                 updatesDone = run.learner().trainIter();
-                run.writeSummary(run.summary(setupS, warmupS, null, ex), startup, elastic, ex);
+                run.writeSummary(withRenewal(run.summary(setupS, warmupS, null, ex)), startup, elastic, ex);
                 throw ex;
             }
             updatesDone = run.learner().trainIter();
-            final OffPolicyRun.Summary summary = run.summary(setupS, warmupS, outcome, null);
+            final OffPolicyRun.Summary summary = withRenewal(run.summary(setupS, warmupS, outcome, null));
             run.writeSummary(summary, startup, elastic, null);
             return summary;
         }
+    }
+
+    /** @return the summary, its paths naming the configured folder this run renewed ({@link #renewedFrom()}) */
+    private OffPolicyRun.Summary withRenewal(final OffPolicyRun.Summary summary)
+    {
+        summary.paths().put("renewed_from", renewedFrom);
+        return summary;
     }
 
     private static <B> RunOutcome runParallel(final OffPolicyRun<B> run, final OffPolicyParts<B> parts)

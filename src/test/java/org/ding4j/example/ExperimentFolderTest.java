@@ -53,7 +53,7 @@ class ExperimentFolderTest
     {
         final Config user = Config.empty().with("exp_name", dir.resolve("twice").toString())
             .with("pipeline.max_env_step", 200L);
-        new OffPolicyPipeline(user).run(p -> { });
+        assertNull(new OffPolicyPipeline(user).run(p -> { }).paths().get("renewed_from"));
         final Path first = dir.resolve("twice");
         final byte[] summary = Files.readAllBytes(first.resolve("summary.json"));
         final byte[] best = Files.readAllBytes(first.resolve("ckpt").resolve(OffPolicyPipeline.BEST_CHECKPOINT));
@@ -67,9 +67,10 @@ class ExperimentFolderTest
         assertEquals(first.toString(), second.renewedFrom());
         final Path renewed = Path.of(second.config().getString("exp_name"));
         assertTrue(renewed.getFileName().toString().matches("twice_\\d{6}_\\d{6}"), renewed.toString());
-        second.run(p -> { });
+        assertEquals(first.toString(), second.run(p -> { }).paths().get("renewed_from"));
 
         assertTrue(Files.isRegularFile(renewed.resolve("summary.json")), "the second run's summary is in its folder");
+        assertTrue(Files.readString(renewed.resolve("summary.json")).contains("\"renewed_from\" : \"" + first + "\""));
         assertArrayEquals(summary, Files.readAllBytes(first.resolve("summary.json")));
         assertArrayEquals(best, Files.readAllBytes(first.resolve("ckpt").resolve(OffPolicyPipeline.BEST_CHECKPOINT)));
         try (var files = Files.walk(first))
