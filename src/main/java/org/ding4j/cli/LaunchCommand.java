@@ -44,8 +44,6 @@ final class LaunchCommand
 {
     /** How long stopped ranks get to save and exit after SIGTERM before they are killed. */
     private static final long GRACE_SECONDS = 30;
-    /** The JavaCPP cache folder the launcher loaded the libraries into, for its ranks. */
-    static final String NATIVES_CACHE_VARIABLE = "DING4J_LAUNCHER_NATIVES_CACHE";
 
     /** The {@code filename=} of a {@code -XX:StartFlightRecording} option (up to the next comma). */
     private static final java.util.regex.Pattern JFR_FILENAME = java.util.regex.Pattern.compile(
@@ -161,7 +159,7 @@ final class LaunchCommand
         // Checks the address, port and id the way every rank will.
         new DistInfo(0, world, 0, masterAddr, masterPort, jobId);
         // Before any rank starts, and needed: the ranks load from the cache this fills without Natives' lock
-        // (NATIVES_CACHE_VARIABLE), so none can find a library half written.
+        // (LauncherWatch.NATIVES_CACHE_VARIABLE), so none can find a library half written.
         Natives.load();
         final List<Process> processes = new ArrayList<>();
         final List<Thread> pumps = new ArrayList<>();
@@ -400,7 +398,7 @@ final class LaunchCommand
         // The ranks watch this process: if it is killed outright, they stop themselves.
         env.put(LauncherWatch.VARIABLE, Long.toString(ProcessHandle.current().pid()));
         // This launcher loaded the libraries into this cache before it started any rank (Natives.cacheLoadedBy).
-        env.put(NATIVES_CACHE_VARIABLE, Natives.cacheFolder().toString());
+        env.put(LauncherWatch.NATIVES_CACHE_VARIABLE, Natives.cacheFolder().toString());
         return builder.start();
     }
 

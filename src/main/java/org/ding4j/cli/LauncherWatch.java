@@ -18,6 +18,11 @@ final class LauncherWatch
 {
     /** The launcher's process id, set by {@code ding4j launch} in each rank's environment. */
     static final String VARIABLE = "DING4J_LAUNCHER_PID";
+    /**
+     * The JavaCPP cache folder the launcher loaded the libraries into, for its ranks (here, not in the launch command:
+     * every rank reads it on its native-load thread, before the load, which must not wait for that command's class).
+     */
+    static final String NATIVES_CACHE_VARIABLE = "DING4J_LAUNCHER_NATIVES_CACHE";
     static final long GRACE_SECONDS = 30;
     private static final AtomicBoolean STARTED = new AtomicBoolean();
 

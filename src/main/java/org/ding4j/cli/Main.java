@@ -31,7 +31,7 @@ public final class Main
             Natives.loadInBackground(() -> {
                 skipCudaProbesOnCpuBuild();
                 // A rank of `ding4j launch`: its launcher loaded the libraries into this cache before starting it.
-                final String launcherCache = System.getenv(LaunchCommand.NATIVES_CACHE_VARIABLE);
+                final String launcherCache = System.getenv(LauncherWatch.NATIVES_CACHE_VARIABLE);
                 if (null != launcherCache && LauncherWatch.startedByLiveLauncher(System.getenv()))
                 {
                     Natives.cacheLoadedBy(launcherCache);

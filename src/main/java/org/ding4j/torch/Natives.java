@@ -3,7 +3,6 @@ package org.ding4j.torch;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -122,7 +121,7 @@ public final class Natives
                 else
                 {
                     try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.CREATE,
-                        StandardOpenOption.READ, StandardOpenOption.WRITE);
+                        StandardOpenOption.WRITE);
                         FileLock lock = lockSaying(channel, lockFile))
                     {
                         loadLibraries();
@@ -175,7 +174,6 @@ public final class Natives
      * Takes the lock; if another process holds it for longer than a load takes ({@link #LOCK_NOTICE}), says once,
      * naming that process, what this one waits for: a process stopped while it loads (Ctrl-Z, SIGSTOP) holds the lock
      * until it goes on or ends, and every ding4j process that starts meanwhile would otherwise wait without a word.
-     * The holder writes its pid into the file for that.
      */
     private static FileLock lockSaying(final FileChannel channel, final Path lockFile) throws IOException
     {
@@ -188,25 +186,40 @@ public final class Natives
         }
         if (null == lock)
         {
-            String holder = "another process";
-            try
-            {
-                // Blank (an older ding4j holds it, or it is between truncate and write) or a pid that has gone.
-                final long pid = Long.parseLong(Files.readString(lockFile, StandardCharsets.US_ASCII).strip());
-                holder = ProcessHandle.of(pid).isPresent() ? "process " + pid : holder;
-            }
-            catch (final IOException | NumberFormatException ex)
-            {
-                // Said without a pid.
-            }
             org.slf4j.LoggerFactory.getLogger(Natives.class).warn("waiting for {} to finish loading ding4j's native "
                 + "libraries (the lock {}): a process stopped while it loads holds it until it goes on or ends",
-                holder, lockFile);
+                holderOf(lockFile), lockFile);
             lock = channel.lock();
         }
-        channel.truncate(0);
-        channel.write(ByteBuffer.wrap((ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII)), 0);
         return lock;
+    }
+
+    /**
+     * @return "process PID" for the process that holds a lock on the file, from the kernel's table of locks
+     *     ({@code /proc/locks}, by the file's inode: the holder need not say who it is, so an uncontended load does
+     *     nothing more), or "another process" where that table or the inode cannot be read
+     */
+    private static String holderOf(final Path lockFile)
+    {
+        try
+        {
+            final String inode = ":" + Files.getAttribute(lockFile, "unix:ino");
+            for (final String line : Files.readAllLines(Path.of("/proc/locks"), StandardCharsets.US_ASCII))
+            {
+                // "1: POSIX  ADVISORY  WRITE 4242 00:2a:1234567 0 EOF": the pid, then major:minor:inode.
+                final String[] fields = line.trim().split("\\s+");
+                if (fields.length > 5 && fields[5].endsWith(inode) && !"->".equals(fields[1]))
+                {
+                    // An open-file-description lock has no owning process (pid -1).
+                    return fields[4].startsWith("-") ? "another process" : "process " + fields[4];
+                }
+            }
+        }
+        catch (final IOException | UnsupportedOperationException | IllegalArgumentException ex)
+        {
+            // Not Linux, or no such table here: said without a pid.
+        }
+        return "another process";
     }
 
     /**
