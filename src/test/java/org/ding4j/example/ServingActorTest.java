@@ -240,27 +240,40 @@ class ServingActorTest
     {
         final float[] obs = {0.3f, -0.9f, 0.5f, -0.8f, 0.1f, 2f};
         final float[][] actions = new float[2][2];
+        // Last of all before_run hooks, the publish's (registered first at the same priority) included.
+        servedRun(pipeline, 10, (learner, actor) -> learner.registerHook(new org.ding4j.hook.LearnerHook("look",
+            Integer.MAX_VALUE, org.ding4j.hook.HookPosition.BEFORE_RUN)
+        {
+            @Override
+            public void call(final org.ding4j.hook.HookContext context)
+            {
+                actor.act(obs, 2, actions[0]);
+            }
+        })).act(obs, 2, actions[1]);
+        return actions;
+    }
+
+    /**
+     * Runs the pipeline with a serving actor on its policy, as docs/environments.md shows.
+     *
+     * @param every  publish every this many updates
+     * @param onMade what else to do with the learner and the actor before the run
+     * @return the actor, once the run ended
+     */
+    private static ServingActor servedRun(final org.ding4j.example.OffPolicyPipeline pipeline, final int every,
+        final java.util.function.BiConsumer<org.ding4j.learner.BaseLearner<?>, ServingActor> onMade) throws Exception
+    {
         final java.util.concurrent.atomic.AtomicReference<ServingActor> serving =
             new java.util.concurrent.atomic.AtomicReference<>();
         pipeline.onLearner(learner ->
         {
             final ServingActor actor = ServingActor.of(learner.policy());
-            actor.publishOn(learner, 10);
+            actor.publishOn(learner, every);
             serving.set(actor);
-            // Last of all before_run hooks, the publish's (registered first at the same priority) included.
-            learner.registerHook(new org.ding4j.hook.LearnerHook("look", Integer.MAX_VALUE,
-                org.ding4j.hook.HookPosition.BEFORE_RUN)
-            {
-                @Override
-                public void call(final org.ding4j.hook.HookContext context)
-                {
-                    actor.act(obs, 2, actions[0]);
-                }
-            });
+            onMade.accept(learner, actor);
         });
         pipeline.run(p -> { });
-        serving.get().act(obs, 2, actions[1]);
-        return actions;
+        return serving.get();
     }
 
     /**
@@ -274,22 +287,14 @@ class ServingActorTest
         final org.ding4j.example.OffPolicyPipeline pipeline = new org.ding4j.example.OffPolicyPipeline(
             org.ding4j.config.Config.empty().with("exp_name", dir.resolve("serve").toString())
                 .with("env.stop_value", 1000.0).with("pipeline.max_train_iter", 200L));
-        final java.util.concurrent.atomic.AtomicReference<ServingActor> serving =
-            new java.util.concurrent.atomic.AtomicReference<>();
-        pipeline.onLearner(learner ->
-        {
-            final ServingActor actor = ServingActor.of(learner.policy());
-            actor.publishOn(learner, 50);
-            serving.set(actor);
-        });
-        pipeline.run(p -> { });
-        assertEquals(7, serving.get().version(),
+        final ServingActor served = servedRun(pipeline, 50, (learner, actor) -> { });
+        assertEquals(7, served.version(),
             "published when made, at the start, after updates 50, 100, 150 and 200, and at the end");
-        final int action = serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f});
+        final int action = served.greedy(new float[] {0.01f, 0f, 0.02f, 0f});
         assertTrue(0 == action || 1 == action, "a CartPole action: " + action);
-        final IllegalStateException closed = assertThrows(IllegalStateException.class, serving.get()::publish);
+        final IllegalStateException closed = assertThrows(IllegalStateException.class, served::publish);
         assertTrue(closed.getMessage().contains("the policy is closed"), closed.getMessage());
-        assertEquals(action, serving.get().greedy(new float[] {0.01f, 0f, 0.02f, 0f}), "the last publish stays");
+        assertEquals(action, served.greedy(new float[] {0.01f, 0f, 0.02f, 0f}), "the last publish stays");
         final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> ServingActor.of(new org.ding4j.policy.Policy<Object>()
             {
