@@ -127,7 +127,7 @@ final class Rendezvous implements AutoCloseable
         catch (final RuntimeException ex)
         {
             final String reason = DistGroup.reason(ex);
-            throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
+            throw new DistException("rendezvous", info, "TCPStore at " + address()
                 + (reason.toLowerCase(Locale.ROOT).contains("address already in use")
                 ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
                 : " failed within " + timeout.toMillis() + " ms: ") + reason, ex);
@@ -170,11 +170,11 @@ final class Rendezvous implements AutoCloseable
             catch (final IOException notYet)
             {
                 last = notYet;
-                pause(attempt, "no store at " + info.masterAddr() + ":" + info.masterPort() + " yet");
+                pause(attempt, "no store at " + address() + " yet");
             }
         }
-        throw new DistException("rendezvous", info, "TCPStore at " + info.masterAddr() + ":" + info.masterPort()
-            + " failed within " + timeout.toMillis() + " ms: no store answered" + (null == last ? ""
+        throw new DistException("rendezvous", info, "TCPStore at " + address() + " failed within "
+            + timeout.toMillis() + " ms: no store answered" + (null == last ? ""
             : " (" + (last instanceof UnknownHostException ? "the name does not resolve" : last.getMessage()) + ")"),
             last);
     }
@@ -201,6 +201,12 @@ final class Rendezvous implements AutoCloseable
                 }
             }
         }
+    }
+
+    /** @return the store's {@code host:port}, as the messages name it */
+    private String address()
+    {
+        return info.masterAddr() + ":" + info.masterPort();
     }
 
     /** @return what the backends rendezvous on */
@@ -279,8 +285,8 @@ final class Rendezvous implements AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
-                + info.masterPort() + " within " + timeout.toMillis() + " ms: " + DistGroup.reason(ex), ex);
+            throw new DistException("rendezvous", info, missing + " at " + address() + " within "
+                + timeout.toMillis() + " ms: " + DistGroup.reason(ex), ex);
         }
     }
 
@@ -302,8 +308,8 @@ final class Rendezvous implements AutoCloseable
             {
                 if (System.nanoTime() - deadline >= 0)
                 {
-                    throw new DistException("rendezvous", info, missing + " at " + info.masterAddr() + ":"
-                        + info.masterPort() + " within " + limit.toMillis() + " ms", null);
+                    throw new DistException("rendezvous", info, missing + " at " + address() + " within "
+                        + limit.toMillis() + " ms", null);
                 }
                 pause(attempt, missing + " yet");
             }
@@ -335,9 +341,8 @@ final class Rendezvous implements AutoCloseable
         final String[] b = theirs.split("\n", -1);
         if (!a[0].equals(b[0]))
         {
-            throw new DistException("rendezvous", info, "the store at " + info.masterAddr() + ":"
-                + info.masterPort() + " serves job " + b[0] + ", not this job " + a[0]
-                + ": another job uses this port", null);
+            throw new DistException("rendezvous", info, "the store at " + address() + " serves job " + b[0]
+                + ", not this job " + a[0] + ": another job uses this port", null);
         }
         if (b.length < 2 || !a[1].equals(b[1]))
         {
