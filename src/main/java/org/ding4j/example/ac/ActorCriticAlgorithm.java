@@ -219,10 +219,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
         torch.manual_seed(seed);
-        try (ActorCritic policy = newPolicy(cfg, seed + 7))
+        try (ActorCritic policy = withModel(cfg, state))
         {
-            // The actor alone: a model-only file (or one saved from Python) evaluates too.
-            policy.loadActor(state);
             final double mean;
             final double[] returns;
             try (EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
@@ -238,6 +236,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
     @Override
     public ActorCritic withModel(final Config cfg, final Map<String, Object> state)
     {
+        // The actor alone (its noise unused: evaluation and serving act deterministically): a model-only file, or one
+        // saved from Python, evaluates and serves too.
         return OffPolicyAlgorithm.loaded(newPolicy(cfg, 0), policy -> policy.loadActor(state));
     }
 

@@ -231,11 +231,9 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
         torch.manual_seed(seed);
-        try (PpoPolicy policy = new PpoPolicy(settings(cfg), seed);
+        try (PpoPolicy policy = withModel(cfg, state);
             EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
         {
-            // The nets alone: a model-only file (or one saved from Python) evaluates too.
-            policy.loadModel(state);
             final double mean = evaluator.evaluate(policy.acting());
             final double[] returns = evaluator.returns();
             return new double[] {mean, java.util.Arrays.stream(returns).min().orElseThrow(),
@@ -246,6 +244,8 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     @Override
     public PpoPolicy withModel(final Config cfg, final Map<String, Object> state)
     {
+        // The nets alone (no shuffling: evaluation and serving take the mode): a model-only file, or one saved from
+        // Python, evaluates and serves too.
         return OffPolicyAlgorithm.loaded(new PpoPolicy(settings(cfg), 0), policy -> policy.loadModel(state));
     }
 
