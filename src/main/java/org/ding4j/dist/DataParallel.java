@@ -9,6 +9,7 @@ import org.bytedeco.pytorch.Reducer;
 import org.bytedeco.pytorch.SizeTStringMap;
 import org.bytedeco.pytorch.SizeTVector;
 import org.bytedeco.pytorch.SizeTVectorVector;
+import org.bytedeco.pytorch.T_SizeTVectorVectorSizeTVector_T;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
@@ -145,12 +146,16 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
         // As DDP: cut in parameter order at the cap (a one-element list of limits), then handed over last bucket
         // first, the order backward makes them ready.
+        // The tuple is held until the buckets are copied out: get0() is a view into it, and a tuple left unreachable
+        // could be freed by JavaCPP's collector-driven deallocator while the view is read (std::bad_alloc, or
+        // std::bad_array_new_length, from a garbage bucket copied into the reversed list).
         try (SizeTVector limits = new SizeTVector(new long[] {cap});
-            SizeTVectorVector cut = torch.compute_bucket_assignment_by_size(parameters, limits).get0();
+            T_SizeTVectorVectorSizeTVector_T assignment = torch.compute_bucket_assignment_by_size(parameters, limits);
             SizeTVectorVector reversed = new SizeTVectorVector();
             BoolVector sparse = new BoolVector(new boolean[(int)parameters.size()]);
             SizeTStringMap names = new SizeTStringMap())
         {
+            final SizeTVectorVector cut = assignment.get0();
             for (long b = cut.size() - 1; b >= 0; b--)
             {
                 reversed.push_back(cut.get(b));
