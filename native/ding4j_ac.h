@@ -4,7 +4,7 @@
 // temperature step, Polyak averaging of the targets) in one native call over the flat parameter, gradient and Adam
 // state buffers that libtorch's modules and ding4j's FusedAdam view. Matrix products go to the cblas_sgemm of the
 // OpenBLAS the presets load, layers through ding4j_layers.h's linear / linear_backward; the workspace is sized once.
-// Every operation follows the libtorch autograd path of org.ding4j.example.ac (Td3Policy, SacPolicy) in the same
+// Every operation follows the libtorch autograd path of org.ding4j.rl.ac (Td3Policy, SacPolicy) in the same
 // order, so that results equal it within float rounding; FusedActorCriticTest compares them.
 //
 // Java (org.ding4j.torch.FusedActorCritic) checks every tensor's shape, dtype and device before it passes an address:

@@ -4,7 +4,7 @@
 // gradient-norm clip and one Adam step; each minibatch's losses and statistics written to its own row of stats, which
 // the caller hands to the learner as one iteration each. Layers and the MLP forward/backward are ding4j_layers.h's and
 // ding4j_mlp.h's (as TD3's and SAC's); every matrix product is the presets' OpenBLAS cblas_sgemm.
-// The arithmetic follows org.ding4j.example.ppo.PpoPolicy's libtorch autograd path operation by operation, including
+// The arithmetic follows org.ding4j.rl.ppo.PpoPolicy's libtorch autograd path operation by operation, including
 // autograd's conventions at the edges (maximum's gradient split in half on a tie, clamp's gradient passed at its
 // bounds), so that gradients equal it within float rounding; FusedPpoTest compares them.
 //

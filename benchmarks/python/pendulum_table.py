@@ -3,7 +3,7 @@
 The step below is gymnasium's Pendulum-v1 (gymnasium/envs/classic_control/pendulum.py, v1.0) line for line in
 float64: g 10, m 1, l 1, dt 0.05, max speed 8, max torque 2. Rows: random states (angles far beyond +-pi too, speeds
 at the clip) and torques (beyond +-2 too), then one 200-step episode from a seeded start under random torques.
-Usage: python3 benchmarks/python/pendulum_table.py > src/test/resources/org/ding4j/example/envs/pendulum_steps.csv
+Usage: python3 benchmarks/python/pendulum_table.py > src/test/resources/org/ding4j/rl/envs/pendulum_steps.csv
 """
 import numpy as np
 

@@ -1,8 +1,8 @@
 import java.nio.file.Path;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.OffPolicyPipeline;
-import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.rl.OffPolicyPipeline;
+import org.ding4j.rl.pipeline.OffPolicyRun;
 
 /**
  * DQN on a user's own environment ({@link Docking.Thrusters}) through ding4j's public API: the embedded DQN config

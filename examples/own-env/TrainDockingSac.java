@@ -1,6 +1,6 @@
 import org.ding4j.config.Config;
-import org.ding4j.example.OffPolicyPipeline;
-import org.ding4j.example.pipeline.OffPolicyRun;
+import org.ding4j.rl.OffPolicyPipeline;
+import org.ding4j.rl.pipeline.OffPolicyRun;
 
 /**
  * SAC on a user's own environment ({@link Docking}, a thrust in [-1, 1]) through ding4j's public API: the embedded

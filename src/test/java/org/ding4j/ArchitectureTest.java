@@ -13,11 +13,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The library's layers, checked on the compiled classes: the core (config, checkpoint, torch, log, data, policy,
- * hook, dist, learner, internal) imports neither the RL example ({@code org.ding4j.example..}) nor the command line
- * ({@code org.ding4j.cli..}); the example does not import the command line; the
+ * hook, dist, learner, internal) imports neither the algorithms and their pipeline ({@code org.ding4j.rl..}) nor the command line
+ * ({@code org.ding4j.cli..}); the algorithms do not import the command line; the
  * JMX and Micrometer integrations stay out of the core, only the latter sees Micrometer, the JFR events see nothing
  * of ding4j's; no package depends on another in a cycle; and library code outside the CLI takes nothing of the host
- * process's (properties, shutdown hooks, exit, signals). The same rules are run on a fixture with a core -> example
+ * process's (properties, shutdown hooks, exit, signals). The same rules are run on a fixture with a core -> rl
  * import, a package cycle and a greedy guest, where they must fail, so a rule that stopped seeing violations would
  * fail this test too.
  */
@@ -29,13 +29,13 @@ class ArchitectureTest
 
     private static final JavaClasses FIXTURE = new ClassFileImporter().importPackages("org.ding4j.testing.arch");
 
-    /** Core classes (all under {@code root} but the example and the CLI) must not reach up into those two. */
-    static ArchRule coreImportsNeitherExampleNorCli(final String root)
+    /** Core classes (all under {@code root} but the algorithms and the CLI) must not reach up into those two. */
+    static ArchRule coreImportsNeitherAlgorithmsNorCli(final String root)
     {
         return noClasses().that().resideInAPackage(root + "..")
-            .and().resideOutsideOfPackages(root + ".example..", root + ".cli..")
-            .should().dependOnClassesThat().resideInAnyPackage(root + ".example..", root + ".cli..")
-            .because("the core is what applications link; the example and the CLI sit on top of it");
+            .and().resideOutsideOfPackages(root + ".rl..", root + ".cli..")
+            .should().dependOnClassesThat().resideInAnyPackage(root + ".rl..", root + ".cli..")
+            .because("the core is what applications link; the algorithms and the CLI sit on top of it");
     }
 
     /**
@@ -78,15 +78,15 @@ class ArchitectureTest
     }
 
     @Test
-    void coreShouldImportNeitherTheExampleNorTheCli()
+    void coreShouldImportNeitherTheAlgorithmsNorTheCli()
     {
-        coreImportsNeitherExampleNorCli("org.ding4j").check(LIBRARY);
+        coreImportsNeitherAlgorithmsNorCli("org.ding4j").check(LIBRARY);
     }
 
     @Test
-    void theExampleShouldNotImportTheCli()
+    void theAlgorithmsShouldNotImportTheCli()
     {
-        noClasses().that().resideInAPackage("org.ding4j.example..")
+        noClasses().that().resideInAPackage("org.ding4j.rl..")
             .should().dependOnClassesThat().resideInAPackage("org.ding4j.cli..")
             .check(LIBRARY);
     }
@@ -96,7 +96,7 @@ class ArchitectureTest
     {
         // JMX and Micrometer sit on top of the learner; Micrometer is optional, so only its binder may see it.
         noClasses().that().resideInAPackage("org.ding4j..")
-            .and().resideOutsideOfPackages("org.ding4j.jmx..", "org.ding4j.micrometer..", "org.ding4j.example..",
+            .and().resideOutsideOfPackages("org.ding4j.jmx..", "org.ding4j.micrometer..", "org.ding4j.rl..",
                 "org.ding4j.cli..")
             .should().dependOnClassesThat().resideInAnyPackage("org.ding4j.jmx..", "org.ding4j.micrometer..")
             .check(LIBRARY);
@@ -133,7 +133,7 @@ class ArchitectureTest
     void theRulesShouldFailOnALayerViolationACycleAndAGreedyGuest()
     {
         final AssertionError layer = assertThrows(AssertionError.class,
-            () -> coreImportsNeitherExampleNorCli("org.ding4j.testing.arch").check(FIXTURE));
+            () -> coreImportsNeitherAlgorithmsNorCli("org.ding4j.testing.arch").check(FIXTURE));
         assertTrue(layer.getMessage().contains("CoreClass"), layer.getMessage());
         final AssertionError cycle = assertThrows(AssertionError.class,
             () -> noPackageCycles("org.ding4j.testing.arch").check(FIXTURE));

@@ -13,8 +13,8 @@ import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
-import org.ding4j.example.OffPolicyPipeline;
-import org.ding4j.example.pipeline.EnvValues;
+import org.ding4j.rl.OffPolicyPipeline;
+import org.ding4j.rl.pipeline.EnvValues;
 import org.ding4j.torch.Threads;
 
 /**

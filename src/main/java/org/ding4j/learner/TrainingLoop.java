@@ -4,7 +4,7 @@ package org.ding4j.learner;
  * One kind of training, as {@link BaseLearner#run} drives it: before each update the loop gets ready
  * ({@link #prepare()}: take a batch, collect, evaluate), then all ranks agree whether to go on, then the loop does
  * the update ({@link #update()}: one {@code learner.train(...)} call). The learner's {@code start()} is the loop over
- * its data loader; the DQN example's serial pipeline is another. Called on the training thread only.
+ * its data loader; the algorithms' serial pipeline is another. Called on the training thread only.
  */
 public interface TrainingLoop
 {

@@ -6,7 +6,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
 /**
- * The activation between the Linear layers of an MLP-family network ({@link Mlp}, the DQN example's Q-network):
+ * The activation between the Linear layers of an MLP-family network ({@link Mlp}, DQN's Q-network):
  * what {@code nn.ReLU} and {@code nn.Tanh} are in a PyTorch model. The fused native paths support these two; the
  * ordinal is the code {@code native/ding4j_dqn.h} reads, so the order is fixed.
  */

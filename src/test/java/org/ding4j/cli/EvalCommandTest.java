@@ -13,8 +13,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.TorchCheckpointIO;
-import org.ding4j.example.dqn.QNetwork;
-import org.ding4j.example.envs.CartPole;
+import org.ding4j.rl.dqn.QNetwork;
+import org.ding4j.rl.envs.CartPole;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Threads;
@@ -72,7 +72,7 @@ class EvalCommandTest
         final StringWriter envErr = new StringWriter();
         cli.setErr(new PrintWriter(envErr, true));
         assertEquals(1, cli.execute("eval", "--ckpt", ckpt.toString(), "--episodes", "2", "--set",
-            "env.type=org.ding4j.example.dqn.DqnTrainingTest$NanRewardCartPole"), envErr::toString);
+            "env.type=org.ding4j.rl.dqn.DqnTrainingTest$NanRewardCartPole"), envErr::toString);
         assertTrue(envErr.toString().startsWith(
             "ding4j: reward: expected a finite value from the environment, got NaN"), envErr::toString);
         final StringWriter missingErr = new StringWriter();

@@ -32,7 +32,7 @@ class FailureOutputTest
         command.add(1, "-Dlogback.configurationFile=org/ding4j/cli/logback-cli.xml");
         command.addAll(List.of("train", "--config", Path.of("examples/pendulum_sac.yaml").toAbsolutePath().toString(),
             "--set", "exp_name=" + exp, "--set",
-            "env.type=org.ding4j.example.ac.ActorCriticTrainingTest$FailingPendulum"));
+            "env.type=org.ding4j.rl.ac.ActorCriticTrainingTest$FailingPendulum"));
         final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
         child.getOutputStream().close();
         final String output = new String(child.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

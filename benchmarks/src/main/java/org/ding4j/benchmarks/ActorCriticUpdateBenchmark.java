@@ -4,11 +4,11 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.ac.ActorCritic;
-import org.ding4j.example.ac.ControlBatch;
-import org.ding4j.example.ac.SacPolicy;
-import org.ding4j.example.ac.Td3Policy;
 import org.ding4j.policy.LogSink;
+import org.ding4j.rl.ac.ActorCritic;
+import org.ding4j.rl.ac.ControlBatch;
+import org.ding4j.rl.ac.SacPolicy;
+import org.ding4j.rl.ac.Td3Policy;
 import org.ding4j.torch.Threads;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

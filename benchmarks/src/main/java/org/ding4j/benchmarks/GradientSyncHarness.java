@@ -9,7 +9,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.ding4j.dist.DistGroup;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.GradientSync;
-import org.ding4j.example.dqn.QNetwork;
+import org.ding4j.rl.dqn.QNetwork;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.Mlp;
 import org.ding4j.torch.Threads;

@@ -4,9 +4,9 @@ import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.ppo.PpoBatch;
-import org.ding4j.example.ppo.PpoPolicy;
 import org.ding4j.policy.LogSink;
+import org.ding4j.rl.ppo.PpoBatch;
+import org.ding4j.rl.ppo.PpoPolicy;
 import org.ding4j.torch.Threads;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;

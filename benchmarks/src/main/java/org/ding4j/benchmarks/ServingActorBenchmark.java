@@ -3,10 +3,10 @@ package org.ding4j.benchmarks;
 import java.util.concurrent.TimeUnit;
 
 import org.bytedeco.pytorch.global.torch;
-import org.ding4j.example.ServingActor;
-import org.ding4j.example.ac.ActorCritic;
-import org.ding4j.example.ac.Td3Policy;
-import org.ding4j.example.dqn.DqnPolicy;
+import org.ding4j.rl.ServingActor;
+import org.ding4j.rl.ac.ActorCritic;
+import org.ding4j.rl.ac.Td3Policy;
+import org.ding4j.rl.dqn.DqnPolicy;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.Threads;
 import org.openjdk.jmh.annotations.Benchmark;

@@ -15,7 +15,7 @@ import javax.management.JMException;
 import javax.management.ObjectName;
 
 import org.ding4j.config.Config;
-import org.ding4j.example.OffPolicyPipeline;
+import org.ding4j.rl.OffPolicyPipeline;
 import org.ding4j.torch.NativeMemory;
 import org.ding4j.torch.Threads;
 

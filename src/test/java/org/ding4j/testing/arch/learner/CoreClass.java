@@ -1,13 +1,13 @@
 package org.ding4j.testing.arch.learner;
 
-import org.ding4j.testing.arch.example.ExampleClass;
+import org.ding4j.testing.arch.rl.AlgorithmClass;
 
-/** ArchitectureTest's fixture: a "core" class that imports the example layer, which the layer rule must refuse. */
+/** ArchitectureTest's fixture: a "core" class that imports the algorithm layer, which the layer rule must refuse. */
 public final class CoreClass
 {
-    /** @return the example's name, through the forbidden import */
+    /** @return the algorithm class's name, through the forbidden import */
     public String name()
     {
-        return new ExampleClass().toString();
+        return new AlgorithmClass().toString();
     }
 }

@@ -1,8 +1,0 @@
-/**
- * Off-policy actor-critic for any environment with a bounded {@link org.ding4j.env.Box} action space: TD3 and SAC
- * (twin critics, target critics moved by Polyak averaging; fused native update or libtorch autograd), their batch,
- * replay buffer, collector and evaluator, and their half of the one off-policy pipeline
- * ({@link org.ding4j.example.ac.ActorCriticAlgorithm}). An
- * example of the learner beside the core: the core never imports it.
- */
-package org.ding4j.example.ac;

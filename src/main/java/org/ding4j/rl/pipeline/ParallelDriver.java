@@ -1,0 +1,311 @@
+package org.ding4j.rl.pipeline;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
+
+import org.ding4j.hook.HookContext;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.HookRegistry;
+import org.ding4j.hook.LearnerHook;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.learner.RunOutcome;
+import org.ding4j.torch.Threads;
+
+/**
+ * Parallel mode ({@code pipeline.mode: parallel}), the collector/learner hand-off, for every algorithm whose parts
+ * give an {@link ActingCopy}: the collector and evaluator run on their own thread with the copy of the acting net,
+ * the learner in {@code start()} on the calling thread. The learner publishes its parameters every
+ * {@code update_per_collect} updates and the collector refreshes its copy before each collect, both under one lock.
+ * Each collect that leaves the replay at least a batch full grants {@code update_per_collect} updates, and the
+ * loader's source waits for a grant, so the ratio of updates to env steps is the serial one. A new best evaluation is
+ * saved by the learner's thread at its next update (the checkpoint then holds at most a few updates more than the
+ * evaluated net). The replay is shared by the two threads and must be thread-safe.
+ *
+ * @param <B> the batch type
+ */
+public final class ParallelDriver<B> implements AutoCloseable
+{
+    /** Batches in flight at once: the loader's queue (2 with no workers), one being filled, one training. */
+    private static final int RING = 6;
+
+    private final OffPolicyRun<B> run;
+    private final OffPolicyParts<B> parts;
+    private final BaseLearner<B> learner;
+    private final int nSample;
+    private final int updatePerCollect;
+    private final long maxEnvStep;
+    private final long maxTrainIter;
+    private final ActingCopy copy;
+    private final List<B> ring = new ArrayList<>();
+    private final Object lock = new Object();
+    private final AtomicLong trainIter = new AtomicLong();
+    private final Thread collectorThread;
+    private int nextBatch;
+    private long granted;
+    private long issued;
+    private volatile boolean stopping;
+    private volatile boolean saveBestRequested;
+    private volatile Throwable collectorFailure;
+
+    /**
+     * @param run   the run's shared half
+     * @param parts the algorithm's half
+     * @param copy  the collector thread's copy of the acting net (owned from now on)
+     * @param batch makes each batch of the ring
+     */
+    public ParallelDriver(final OffPolicyRun<B> run, final OffPolicyParts<B> parts, final ActingCopy copy,
+        final Supplier<B> batch)
+    {
+        this.run = run;
+        this.parts = parts;
+        this.copy = copy;
+        this.learner = run.learner();
+        this.nSample = run.config().getInt("policy.collect.n_sample");
+        this.updatePerCollect = run.config().getInt("policy.learn.update_per_collect");
+        this.maxEnvStep = run.config().getLong("pipeline.max_env_step");
+        this.maxTrainIter = run.config().getLong("pipeline.max_train_iter");
+        try
+        {
+            for (int i = 0; i < RING; i++)
+            {
+                ring.add(batch.get());
+            }
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            closeBatches(ex);
+            copy.close();
+            throw ex;
+        }
+        collectorThread = Threads.newThread(this::collectLoop, "collector");
+    }
+
+    /**
+     * @return how the learner's run ended: {@link RunOutcome#DONE} when this driver ended it (solved, or a limit of
+     *     env steps or updates reached), {@link RunOutcome#STOPPED} only for the application's own {@code stop()}
+     */
+    public RunOutcome run()
+    {
+        learner.dataSource(size -> nextBatch());
+        learner.setupDataloader();
+        learner.registerHook(new PublishHook());
+        learner.registerHook(new StartCollectorHook());
+        RunOutcome outcome;
+        try
+        {
+            outcome = learner.start();
+            // The driver ends the learner with stop() itself; a run it ended has done what it was asked to.
+            synchronized (lock)
+            {
+                if (RunOutcome.STOPPED == outcome && stopping)
+                {
+                    outcome = RunOutcome.DONE;
+                }
+            }
+        }
+        finally
+        {
+            stop();
+            joinQuietly(collectorThread);
+        }
+        if (saveBestRequested)
+        {
+            saveBestRequested = false;
+            run.saveBest();
+        }
+        if (null != collectorFailure)
+        {
+            throw new IllegalStateException("collector thread failed: " + collectorFailure, collectorFailure);
+        }
+        return outcome;
+    }
+
+    /**
+     * start() runs before_run (a resume's load_ckpt among them) itself, so the collector starts from a before_run
+     * hook ordered after load_ckpt: it then acts with the resumed net, counters and exploration.
+     */
+    private final class StartCollectorHook extends LearnerHook
+    {
+        StartCollectorHook()
+        {
+            super("parallel_pipeline_start", HookRegistry.SIMPLIFIED_PRIORITY + 1, HookPosition.BEFORE_RUN);
+        }
+
+        @Override
+        public void call(final HookContext context)
+        {
+            parts.resumeAt(Math.max(0, context.collectorEnvstep()));
+            trainIter.set(context.lastIter());
+            copy.publish();
+            collectorThread.start();
+        }
+    }
+
+    /** After each update: the algorithm's feedback, parameters published, a requested best save, the limit. */
+    private final class PublishHook extends LearnerHook
+    {
+        PublishHook()
+        {
+            super("parallel_pipeline", 0, HookPosition.AFTER_ITER);
+        }
+
+        @Override
+        public void call(final HookContext context)
+        {
+            final long iter = context.lastIter();
+            trainIter.set(iter);
+            parts.afterUpdate(learner);
+            if (0 == iter % updatePerCollect)
+            {
+                synchronized (lock)
+                {
+                    copy.publish();
+                }
+            }
+            if (saveBestRequested)
+            {
+                saveBestRequested = false;
+                run.saveBest();
+            }
+            if (iter >= maxTrainIter)
+            {
+                stop();
+            }
+        }
+    }
+
+    private B nextBatch() throws InterruptedException
+    {
+        final B batch = ring.get(nextBatch);
+        nextBatch = (nextBatch + 1) % ring.size();
+        synchronized (lock)
+        {
+            while (!stopping && issued >= granted)
+            {
+                lock.wait();
+            }
+            if (stopping)
+            {
+                return batch;
+            }
+            issued++;
+            // The collector may be waiting for the learner to use up its grant.
+            lock.notifyAll();
+        }
+        parts.replay().sample(batch);
+        return batch;
+    }
+
+    private void collectLoop()
+    {
+        try
+        {
+            while (!stopping)
+            {
+                synchronized (lock)
+                {
+                    copy.refresh();
+                }
+                if (run.evaluateIfDue(trainIter.get(), copy::evaluate, () -> saveBestRequested = true))
+                {
+                    break;
+                }
+                copy.collect(nSample);
+                learner.collectorEnvstep(parts.envSteps());
+                if (parts.replay().size() >= parts.batchSize())
+                {
+                    synchronized (lock)
+                    {
+                        granted += updatePerCollect;
+                        lock.notifyAll();
+                    }
+                }
+                if (parts.envSteps() >= maxEnvStep)
+                {
+                    break;
+                }
+                // Keep at most one collect's grant ahead, as serial does, so the collector cannot run away.
+                synchronized (lock)
+                {
+                    while (!stopping && granted - issued > updatePerCollect)
+                    {
+                        lock.wait();
+                    }
+                }
+            }
+        }
+        catch (final Throwable t)
+        {
+            collectorFailure = t;
+        }
+        finally
+        {
+            stop();
+        }
+    }
+
+    private void stop()
+    {
+        synchronized (lock)
+        {
+            stopping = true;
+            lock.notifyAll();
+        }
+        learner.stop();
+    }
+
+    private static void joinQuietly(final Thread thread)
+    {
+        if (Thread.State.NEW == thread.getState())
+        {
+            return;
+        }
+        try
+        {
+            thread.join();
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Frees the ring's batches and the copy (each, whatever fails). */
+    @Override
+    public void close()
+    {
+        final IllegalStateException failure = new IllegalStateException("ParallelDriver: closing a batch failed");
+        try
+        {
+            closeBatches(failure);
+        }
+        finally
+        {
+            copy.close();
+        }
+        if (failure.getSuppressed().length > 0)
+        {
+            throw failure;
+        }
+    }
+
+    private void closeBatches(final Throwable failure)
+    {
+        for (final B batch : ring)
+        {
+            if (batch instanceof AutoCloseable closeable)
+            {
+                try
+                {
+                    closeable.close();
+                }
+                catch (final Exception ex)
+                {
+                    failure.addSuppressed(ex);
+                }
+            }
+        }
+    }
+}
