@@ -283,6 +283,8 @@ final class Cli
     private final Command root;
     private PrintWriter out = writer(System.out, "stdout");
     private PrintWriter err = writer(System.err, "stderr");
+    /** Runs with the command's path once its arguments are checked, just before its action. */
+    private java.util.function.Consumer<String> beforeAction = path -> { };
 
     /**
      * @return a writer in the stream's own encoding ({@code stdout.encoding}, Java 19+; else the default, which the
@@ -312,6 +314,12 @@ final class Cli
     void setErr(final PrintWriter writer)
     {
         this.err = writer;
+    }
+
+    /** @param hook runs with the command's path ({@code "ding4j train"}) once its arguments are checked, before it runs */
+    void beforeAction(final java.util.function.Consumer<String> hook)
+    {
+        this.beforeAction = hook;
     }
 
     /**
@@ -382,6 +390,7 @@ final class Cli
             }
             check(command, values, positionals);
             final Args parsed = new Args(path, command.options, values, positionals, out, err);
+            beforeAction.accept(path);
             return command.action.run(parsed);
         }
         catch (final UsageException ex)
@@ -450,26 +459,6 @@ final class Cli
         final int equals = arg.startsWith("--") ? arg.indexOf('=') : -1;
         return command.options.containsKey(equals < 0 ? arg : arg.substring(0, equals)) || "--".equals(arg)
             || HELP.contains(arg) || VERSION_OPTIONS.contains(arg);
-    }
-
-    /**
-     * @param args a command line
-     * @return whether it asks for usage or the version (before any {@code --}), which is all such a run prints
-     */
-    static boolean asksForHelp(final String... args)
-    {
-        for (final String arg : args)
-        {
-            if ("--".equals(arg))
-            {
-                return false;
-            }
-            if (HELP.contains(arg) || VERSION_OPTIONS.contains(arg))
-            {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Required options and the number of positional arguments. */

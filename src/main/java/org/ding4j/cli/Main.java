@@ -42,16 +42,6 @@ public final class Main
         {
             // Before the launcher watch, whose stop is a SIGTERM to this process: it must find the handlers.
             StopSignals.installForProcess();
-            // Printed at once (a signal from here on ends the run with its summary), and not only because it says the
-            // run has begun: the first write to stdout links its native method, and a link made while libtorch's
-            // constructors run (soon, on the load thread) waits for them (the dynamic loader's lock), and the config
-            // check after it with it.
-            if (!Cli.asksForHelp(args))
-            {
-                System.out.println("ding4j train: starting");
-                System.out.flush();
-                firstLineNanos = System.nanoTime();
-            }
         }
         // A rank of `ding4j launch` stops itself when its launcher is gone (killed with SIGKILL), whatever it runs:
         // the application's decision, so it is made here and not in the library.
@@ -64,7 +54,20 @@ public final class Main
             System.err.println("ding4j: " + ex.getMessage());
             System.exit(BAD_INPUT);
         }
-        final int code = commandLine().execute(args);
+        final Cli cli = commandLine();
+        cli.beforeAction(path -> {
+            if ("ding4j train".equals(path))
+            {
+                // Printed once the arguments parsed (a millisecond; a bad one is all such a run prints), and not only
+                // because it says the run has begun: the first write to stdout links its native method, and a link
+                // made while libtorch's constructors run (soon, on the load thread) waits for them (the dynamic
+                // loader's lock), and the config check after it with it.
+                System.out.println("ding4j train: starting");
+                System.out.flush();
+                firstLineNanos = System.nanoTime();
+            }
+        });
+        final int code = cli.execute(args);
         // --help or a bad argument ends before the load does: the process must not exit during libtorch's constructors.
         Natives.awaitBackgroundLoad();
         // Everything is closed by now; libtorch's static destructors would add ~75 ms to the exit.

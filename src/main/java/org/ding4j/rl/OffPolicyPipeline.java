@@ -523,7 +523,7 @@ public final class OffPolicyPipeline
             catch (final IllegalStateException ex)
             {
                 // Another job holds it: a job's folder is its own, one job at a time; a run of its own renews.
-                if (null != sharedJob() || tries >= MAX_RENEWALS)
+                if (null != sharedJob())
                 {
                     throw new ConfigException("exp_name", ex.getMessage(), ex);
                 }

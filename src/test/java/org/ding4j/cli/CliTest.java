@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 
@@ -18,6 +19,7 @@ class CliTest
     private final StringWriter out = new StringWriter();
     private final StringWriter err = new StringWriter();
     private final AtomicReference<Cli.Args> seen = new AtomicReference<>();
+    private final List<String> started = new ArrayList<>();
 
     private int run(final String... args)
     {
@@ -50,6 +52,7 @@ class CliTest
                 })));
         cli.setOut(new PrintWriter(out));
         cli.setErr(new PrintWriter(err));
+        cli.beforeAction(started::add);
         return cli.execute(args);
     }
 
@@ -128,11 +131,16 @@ class CliTest
     }
 
     @Test
-    void helpIsAskedForBeforeTheEndOfOptionsOnly()
+    void aCommandStartsOnlyOnceItsArgumentsAreChecked()
     {
-        assertTrue(Cli.asksForHelp("train", "--seed", "1", "-h"));
-        assertTrue(Cli.asksForHelp("--version"));
-        assertTrue(!Cli.asksForHelp("launch", "--nproc", "1", "--", "train", "--help"));
+        // `ding4j train` says "starting" from this hook: a bad argument or --help must be all such a run prints.
+        assertEquals(2, run("run", "--ckpt", "m.pth", "--bogus"));
+        assertEquals(0, run("run", "--ckpt", "m.pth", "-h"));
+        assertEquals(2, run("run"));
+        assertEquals(List.of(), started);
+        assertEquals(0, run("launch", "--nproc", "1", "--", "train", "--help"));
+        assertEquals(0, run("run", "--ckpt", "m.pth"));
+        assertEquals(List.of("tool launch", "tool run"), started);
     }
 
     private void assertRefused(final String message, final String... args)
