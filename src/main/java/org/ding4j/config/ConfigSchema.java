@@ -120,11 +120,13 @@ public final class ConfigSchema
             }
             return merge(section, userSection, keyPath);
         }
-        if (null == defaultValue || null == value)
+        if (null == defaultValue)
         {
-            // A null default takes any value; a null value keeps a null-able key empty.
+            // A null default takes any value (null too): the key is optional, and its owner checks what it gets.
             return value;
         }
+        // A typed default takes no null (YAML's empty `key:`), which would otherwise pass every check here and fail
+        // only when the run reads the key, after its folder is made: "expected a number, got null" at once instead.
         final String expected = typeMismatch(defaultValue, value);
         if (null != expected)
         {

@@ -206,11 +206,17 @@ public final class OffPolicyPipeline
      */
     static String runFolder(final String exp, final LocalDateTime now)
     {
+        return holdsRun(Path.of(exp)) ? renewed(exp, now) : exp;
+    }
+
+    /**
+     * @param exp the configured {@code exp_name}
+     * @param now the time the folder is named by
+     * @return {@code exp_yyMMdd_HHmmss}, with {@code _2}, {@code _3}, ... should that exist
+     */
+    private static String renewed(final String exp, final LocalDateTime now)
+    {
         final Path folder = Path.of(exp);
-        if (!holdsRun(folder))
-        {
-            return exp;
-        }
         final Path absolute = folder.toAbsolutePath().normalize();
         final Path renewed = absolute.resolveSibling(absolute.getFileName() + "_"
             + DateTimeFormatter.ofPattern("yyMMdd_HHmmss").format(now));
@@ -535,7 +541,8 @@ public final class OffPolicyPipeline
             }
             final String configured = null == renewedFrom ? exp : renewedFrom;
             renewedFrom = configured;
-            cfg = cfg.with("exp_name", runFolder(configured, LocalDateTime.now()));
+            // Renewed even when the taken folder holds no files yet: its holder may not have written any so far.
+            cfg = cfg.with("exp_name", renewed(configured, LocalDateTime.now()));
         }
     }
 

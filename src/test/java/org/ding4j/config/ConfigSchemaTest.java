@@ -52,6 +52,10 @@ class ConfigSchemaTest
         assertError("learner.name: expected a non-empty string, got \"\"", Map.of("name", ""));
         assertError("learner.hook: expected a section (map), got 3", Map.of("hook", 3));
         assertError("learner.batch: unknown key (known keys: ", Map.of("batch", 3));
+        // YAML's empty `lr:`: refused here, not when the run reads it after making its folder.
+        assertError("learner.lr: expected a number, got null", java.util.Collections.singletonMap("lr", null));
+        assertError("learner.hook.log_show_after_iter: expected an integer, got null",
+            Map.of("hook", java.util.Collections.singletonMap("log_show_after_iter", null)));
     }
 
     @Test

@@ -105,6 +105,20 @@ class ExperimentFolderTest
         final Path written = Path.of(beside.config().getString("exp_name"));
         assertTrue(!written.equals(chosen) && Files.isRegularFile(written.resolve("summary.json")), written.toString());
         assertTrue(!Files.exists(chosen.resolve("summary.json")), "nothing written into the held folder");
+
+        // A fresh name whose holder has written nothing yet (two runs started together in one JVM) is renewed too.
+        final Path fresh = dir.resolve("fresh");
+        final OffPolicyPipeline second = new OffPolicyPipeline(user.with("exp_name", fresh.toString()));
+        Files.createDirectories(fresh);
+        try (org.ding4j.checkpoint.FolderLock held = org.ding4j.checkpoint.FolderLock.acquire(fresh))
+        {
+            second.run(p -> { });
+        }
+        final Path moved = Path.of(second.config().getString("exp_name"));
+        assertTrue(moved.getFileName().toString().matches("fresh_\\d{6}_\\d{6}")
+            && Files.isRegularFile(moved.resolve("summary.json")), moved.toString());
+        assertEquals(fresh.toString(), second.renewedFrom());
+        assertTrue(!Files.exists(fresh.resolve("summary.json")), "nothing written into the held folder");
     }
 
     @Test
