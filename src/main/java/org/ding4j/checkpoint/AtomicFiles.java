@@ -1,9 +1,9 @@
 package org.ding4j.checkpoint;
 
 import java.io.BufferedOutputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -145,18 +145,19 @@ public final class AtomicFiles
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
         final String name = absolute.getFileName().toString();
-        // A new file of a name nobody else uses, created and opened at once (CREATE_NEW follows no link), with the
-        // permissions the umask gives any new file: Files.createTempFile would make it owner-only (0600), and the
-        // rename would carry that onto every checkpoint and summary.
+        // A new file of a name nobody else uses (CREATE_NEW follows no link), with the permissions the umask gives any
+        // new file: Files.createTempFile would make it owner-only (0600), and the rename would carry that onto every
+        // checkpoint and summary. Written through a FileOutputStream, not a FileChannel: an interrupt of the writing
+        // thread (the application cancelling its training thread) closes a channel in mid-write and fails the save,
+        // whereas a stream's write and its descriptor's sync go on; the run then stops as the interrupt asked.
         Path temp = null;
-        FileChannel opened = null;
-        for (int attempt = 0; null == opened; attempt++)
+        for (int attempt = 0; null == temp; attempt++)
         {
-            temp = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END + Long.toUnsignedString(
-                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            final Path candidate = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END
+                + Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
             try
             {
-                opened = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                temp = Files.createFile(candidate);
             }
             catch (final java.nio.file.FileAlreadyExistsException ex)
             {
@@ -168,12 +169,12 @@ public final class AtomicFiles
         }
         try
         {
-            try (FileChannel channel = opened)
+            try (FileOutputStream file = new FileOutputStream(temp.toFile()))
             {
-                final OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+                final OutputStream out = new BufferedOutputStream(file, 1 << 16);
                 content.writeTo(out);
                 out.flush();
-                channel.force(true);
+                file.getFD().sync();
             }
             // After the write: a read-only mode copied before it would have stopped it.
             keepPermissions(absolute, temp);
@@ -211,13 +212,23 @@ public final class AtomicFiles
 
     private static void forceFolder(final Path folder)
     {
+        // A folder has no stream to sync, so a channel it is; the interrupt it would be closed by waits until after.
+        final boolean interrupted = Thread.interrupted();
         try (FileChannel channel = FileChannel.open(folder, StandardOpenOption.READ))
         {
             channel.force(true);
         }
         catch (final IOException ex)
         {
-            // Some file systems cannot open a folder for reading; the rename is still atomic there.
+            // Some file systems cannot open a folder for reading (and an interrupt that came meanwhile closed it);
+            // the rename is atomic either way.
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }

@@ -9,7 +9,8 @@ import org.ding4j.hook.HookPosition;
  * The one training lifecycle, shared by {@code start()} and every {@link TrainingLoop}: {@code before_run} hooks;
  * per update {@code prepare}, the stop vote (across ranks when distributed; carried by the last update's log reduce
  * when the loop promised the data: {@link TrainingLoop#nextReady()}), {@code update}; the interrupt checkpoint
- * on SIGINT/SIGTERM; the exception checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
+ * on SIGINT/SIGTERM or an interrupt of the loop's thread (its status set again when the run returns); the exception
+ * checkpoint, the peers told and the failure rethrown; {@code after_run} hooks in
  * {@code finally}. A run whose {@code before_run} failed (a refused resume) trained nothing and writes nothing: no
  * exception checkpoint, no {@code after_run}. {@link #requestEnd()} and {@link #close()} may be called from any
  * thread: the loop ends after the update in flight.
@@ -44,6 +45,11 @@ final class LearnerRunner
     private boolean closeAskedByLoop;
     private volatile boolean endRequested;
     private volatile boolean signalled;
+    /**
+     * The loop's thread was interrupted during this run (the application cancelling it, {@code Future.cancel(true)}):
+     * taken as a signal, and the interrupt status set again when the run returns; the loop's thread only.
+     */
+    private boolean interruptTaken;
     private volatile Runnable wakeUp = () -> { };
     private StopVote vote;
     private final LearnerControl control;
@@ -87,7 +93,10 @@ final class LearnerRunner
         }
         // Woken by a signal when the application installed the handlers; a stop the process already received counts.
         final Runnable unregister = StopSignals.register(this::onSignal);
-        if (StopSignals.requested())
+        // An interrupt is taken off the thread here and in the loop, so that the saves of the stop it asks for run
+        // (a FileChannel an interrupted thread touches closes), and put back when the run returns.
+        interruptTaken = false;
+        if (StopSignals.requested() | tookInterrupt())
         {
             signalled = true;
         }
@@ -171,6 +180,10 @@ final class LearnerRunner
                 }
             }
         }
+        if (interruptTaken)
+        {
+            Thread.currentThread().interrupt();
+        }
         if (failure instanceof RuntimeException re)
         {
             throw re;
@@ -197,14 +210,19 @@ final class LearnerRunner
         {
             // A pause or a checkpoint asked for from another thread happens here, between two updates.
             control.between();
+            if (tookInterrupt())
+            {
+                signalled = true;
+            }
             final int agreed;
             if (StopVote.NOT_CARRIED == carried)
             {
                 // A stop asked for during the last update needs no preparation (a collect, a batch) before it acts.
                 final boolean more = !signalled && !endRequested && loop.prepare();
-                if (StopSignals.requested())
+                if (StopSignals.requested() | tookInterrupt())
                 {
-                    // A signal the loop saw (a collection it cut short) before its wake-up reached this run.
+                    // A signal the loop saw (a collection it cut short) before its wake-up reached this run, or an
+                    // interrupt that came during the preparation.
                     signalled = true;
                 }
                 final int wish = signalled ? StopVote.SIGNAL : endRequested || !more ? StopVote.END
@@ -239,6 +257,17 @@ final class LearnerRunner
             carried = null == vote ? StopVote.NOT_CARRIED : vote.carried();
         }
         return RunOutcome.DONE;
+    }
+
+    /** @return whether the loop's thread was interrupted since the last look (the status cleared, remembered) */
+    private boolean tookInterrupt()
+    {
+        if (Thread.interrupted())
+        {
+            interruptTaken = true;
+            return true;
+        }
+        return false;
     }
 
     private void onSignal()

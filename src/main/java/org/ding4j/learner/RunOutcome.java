@@ -7,6 +7,9 @@ public enum RunOutcome
     DONE,
     /** {@code stop()} or {@code close()} asked it to end. */
     STOPPED,
-    /** SIGINT/SIGTERM (on any rank): rank 0 saved {@link BaseLearner#INTERRUPT_CHECKPOINT}. */
+    /**
+     * SIGINT/SIGTERM or an interrupt of the training thread (on any rank): rank 0 saved
+     * {@link BaseLearner#INTERRUPT_CHECKPOINT}.
+     */
     INTERRUPTED
 }

@@ -98,6 +98,10 @@ public final class OffPolicyPipeline
     private final boolean training;
     /** Told the learner once it is built, before training. */
     private Consumer<BaseLearner<?>> onLearner = learner -> { };
+    /** {@link #stop()} was asked; read by the run once its learner exists. */
+    private volatile boolean stopRequested;
+    /** The running run's learner, for {@link #stop()} from another thread; null outside a run. */
+    private volatile BaseLearner<?> running;
     /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
     private volatile long updatesDone;
 
@@ -421,6 +425,22 @@ public final class OffPolicyPipeline
         return this;
     }
 
+    /**
+     * Asks the run to end after the update in flight, from any thread, as {@link BaseLearner#stop()} does: its
+     * {@code after_run} save and {@code summary.json} (with {@code "stopped": true}) are written and {@link #run}
+     * returns. Asked before the run trains (before {@link #run} is called, or during its start-up), the run stops
+     * before its first update. Interrupting the thread in {@link #run} stops it too, as a signal would.
+     */
+    public void stop()
+    {
+        stopRequested = true;
+        final BaseLearner<?> learner = running;
+        if (null != learner)
+        {
+            learner.stop();
+        }
+    }
+
     /** @return the algorithm ({@code policy.type}) */
     public OffPolicyAlgorithm algorithm()
     {
@@ -433,6 +453,8 @@ public final class OffPolicyPipeline
      * @param progress receives a report after each evaluation (on the evaluating thread; keep it short)
      * @return the summary, also written to {@code ./{exp_name}/summary.json}
      * @throws IOException if the summary cannot be written
+     * @throws RuntimeException what failed the run (the env, a hook, a diverged net), after {@code summary.json}
+     *                          recorded it; {@link #run(Consumer, Map)} says more
      */
     public OffPolicyRun.Summary run(final Consumer<OffPolicyRun.Progress> progress) throws IOException
     {
@@ -445,8 +467,13 @@ public final class OffPolicyPipeline
      * @param progress receives a report after each evaluation (on the evaluating thread; keep it short)
      * @param startup  times measured before the pipeline existed (JVM start, native load), copied into
      *                 {@code summary.json} under {@code startup}
-     * @return the summary, also written to {@code ./{exp_name}/summary.json} (on rank 0)
+     * @return the summary, also written to {@code ./{exp_name}/summary.json} (on rank 0); an interrupt of the calling
+     *     thread ({@code Future.cancel(true)}) stops the run as SIGINT would (outcome {@code interrupted}, its
+     *     checkpoint and summary saved), and the thread's interrupt status is set again when this returns
      * @throws IOException if the summary cannot be written
+     * @throws RuntimeException what failed the run (the env, a hook, a diverged net), after {@code summary.json}
+     *                          recorded it and the exception checkpoint was saved; a {@code ConfigException} for an
+     *                          {@code exp_name} whose folder cannot be written or is another job's
      */
     public OffPolicyRun.Summary run(final Consumer<OffPolicyRun.Progress> progress,
         final Map<String, Object> startup) throws IOException
@@ -459,6 +486,9 @@ public final class OffPolicyPipeline
         }
         // The learner would refuse to start without it; refused here, before the folder and its lock are made.
         JvmFlags.requireAgronaAccess();
+        // An interrupt that came before the run is kept off the thread while the folder is locked and the parts are
+        // built (a FileChannel an interrupted thread touches closes), then put back: the learner takes it as a stop.
+        final boolean interrupted = Thread.interrupted();
         final long warmupStart = System.nanoTime();
         algorithm.warmUp(cfg);
         final double warmupS = (System.nanoTime() - warmupStart) / 1e9;
@@ -481,7 +511,7 @@ public final class OffPolicyPipeline
             // the config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
             torch.manual_seed(seed);
             return run(algorithm.parts(runCfg, seed, rankSeed()), runCfg, progress, startup, resume, warmupS,
-                setupStart);
+                setupStart, interrupted);
         }
     }
 
@@ -548,18 +578,29 @@ public final class OffPolicyPipeline
 
     private <B> OffPolicyRun.Summary run(final OffPolicyParts<B> parts, final Config runCfg,
         final Consumer<OffPolicyRun.Progress> progress, final Map<String, Object> startup,
-        final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart) throws IOException
+        final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart,
+        final boolean interrupted) throws IOException
     {
         final long seed = cfg.getLong("seed");
         try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, rankSeed(), dist, parts,
             progress))
         {
             onLearner.accept(run.learner());
+            // Set before the flag is read: a stop() in between sees the learner, one before it set the flag.
+            running = run.learner();
+            if (stopRequested)
+            {
+                run.learner().stop();
+            }
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
             final Map<String, Object> elastic = 0 == dist.rank() ? Restarts.summary(attempt, resume, run.learner())
                 : null;
             final RunOutcome outcome;
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
             try
             {
                 outcome = "parallel".equals(cfg.getString("pipeline.mode")) ? runParallel(run, parts)
@@ -573,6 +614,10 @@ public final class OffPolicyPipeline
                 updatesDone = run.learner().trainIter();
                 run.writeSummary(withRenewal(run.summary(setupS, warmupS, null, ex)), startup, elastic, ex);
                 throw ex;
+            }
+            finally
+            {
+                running = null;
             }
             updatesDone = run.learner().trainIter();
             final OffPolicyRun.Summary summary = withRenewal(run.summary(setupS, warmupS, outcome, null));

@@ -1,0 +1,136 @@
+package org.ding4j.rl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.ding4j.checkpoint.TorchCheckpointIO;
+import org.ding4j.config.Config;
+import org.ding4j.learner.BaseLearner;
+import org.ding4j.rl.pipeline.OffPolicyRun;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * An application that cancels its training thread ({@code Thread.interrupt()}, {@code Future.cancel(true)}) stops
+ * the run as SIGINT does: the update in flight ends, the interrupt checkpoint and the summary are written whole, and
+ * the thread's interrupt status is set again when {@code run} returns (before, the interrupt closed the file
+ * channels the saves wrote through, and the run lost its summary and checkpoints); and {@code stop()} ends a run from
+ * any thread.
+ */
+class InterruptedRunTest
+{
+    @TempDir
+    Path dir;
+
+    /** A run only a stop ends: no stop value it reaches, no step limit it meets in a test's time. */
+    private Config endless(final String name)
+    {
+        return Config.empty().with("exp_name", dir.resolve(name).toString()).with("env.stop_value", 1e9)
+            .with("pipeline.max_env_step", 100_000_000L);
+    }
+
+    @Test
+    void anInterruptFromAnotherThreadStopsTheRunWithItsFilesSaved() throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("cancelled"));
+        final CountDownLatch evaluated = new CountDownLatch(1);
+        final AtomicReference<Object> result = new AtomicReference<>();
+        final AtomicBoolean statusAfter = new AtomicBoolean();
+        final Thread trainer = new Thread(() -> {
+            try
+            {
+                result.set(pipeline.run(progress -> evaluated.countDown()));
+            }
+            catch (final Throwable t)
+            {
+                result.set(t);
+            }
+            statusAfter.set(Thread.currentThread().isInterrupted());
+        }, "trainer");
+        trainer.start();
+        assertTrue(evaluated.await(120, TimeUnit.SECONDS), "the run evaluated once");
+        trainer.interrupt();
+        trainer.join(TimeUnit.SECONDS.toMillis(120));
+        assertFalse(trainer.isAlive(), "the run ended");
+        final OffPolicyRun.Summary summary = assertInstanceOf(OffPolicyRun.Summary.class, result.get(),
+            () -> String.valueOf(result.get()));
+        assertTrue(summary.interrupted() && null == summary.error(), summary.toString());
+        assertTrue(statusAfter.get(), "the interrupt status is set again when run returns");
+        assertSaved(Path.of(pipeline.config().getString("exp_name")));
+    }
+
+    @Test
+    void aThreadInterruptedBeforeTheRunStopsAtOnceWithItsFilesSaved() throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("early"));
+        Thread.currentThread().interrupt();
+        final OffPolicyRun.Summary summary;
+        try
+        {
+            summary = pipeline.run(progress -> { });
+        }
+        finally
+        {
+            assertTrue(Thread.interrupted(), "the interrupt status is set again when run returns");
+        }
+        assertTrue(summary.interrupted() && null == summary.error(), summary.toString());
+        assertEquals(0, summary.trainIter(), "stopped before its first update");
+        assertSaved(Path.of(pipeline.config().getString("exp_name")));
+    }
+
+    @Test
+    void stopEndsTheRunFromAnotherThreadOrBeforeItStarts() throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("stopped"));
+        final AtomicReference<OffPolicyRun.Summary> result = new AtomicReference<>();
+        final Thread trainer = new Thread(() -> {
+            try
+            {
+                result.set(pipeline.run(progress -> pipeline.stop()));
+            }
+            catch (final java.io.IOException ex)
+            {
+                throw new java.io.UncheckedIOException(ex);
+            }
+        }, "trainer");
+        trainer.start();
+        trainer.join(TimeUnit.SECONDS.toMillis(120));
+        assertFalse(trainer.isAlive(), "the run ended");
+        assertTrue(result.get().stopped() && !result.get().interrupted(), String.valueOf(result.get()));
+        assertTrue(Files.readString(Path.of(pipeline.config().getString("exp_name")).resolve("summary.json"))
+            .contains("\"stopped\" : true"));
+
+        final OffPolicyPipeline early = new OffPolicyPipeline(endless("stopped_early"));
+        early.stop();
+        final OffPolicyRun.Summary summary = early.run(progress -> { });
+        assertTrue(summary.stopped() && 0 == summary.trainIter(), summary.toString());
+    }
+
+    private static void assertSaved(final Path exp) throws Exception
+    {
+        assertTrue(Files.readString(exp.resolve("summary.json")).contains("\"interrupted\" : true"));
+        final Map<String, Object> state = new TorchCheckpointIO().read(exp.resolve("ckpt")
+            .resolve(BaseLearner.INTERRUPT_CHECKPOINT));
+        assertTrue(state.containsKey("model"), state.keySet().toString());
+        assertNull(findTemporary(exp), "no temporary file left");
+    }
+
+    private static Path findTemporary(final Path exp) throws Exception
+    {
+        try (var files = Files.walk(exp))
+        {
+            return files.filter(org.ding4j.checkpoint.AtomicFiles::isTemporary).findFirst().orElse(null);
+        }
+    }
+}
