@@ -9,7 +9,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.function.Consumer;
 
-import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.config.Config;
@@ -34,6 +33,7 @@ import org.ding4j.rl.pipeline.ParallelDriver;
 import org.ding4j.rl.pipeline.Restarts;
 import org.ding4j.rl.pipeline.SerialLoop;
 import org.ding4j.rl.ppo.PpoAlgorithm;
+import org.ding4j.torch.Seeding;
 
 /**
  * DI-engine's {@code serial_pipeline} for every off-policy algorithm, on any environment whose spaces the algorithm
@@ -507,11 +507,10 @@ public final class OffPolicyPipeline
             }
             final Config runCfg = null == resume ? cfg
                 : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
-            // Seeded after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from
+            // Drawn after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from
             // the config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
-            torch.manual_seed(seed);
-            return run(algorithm.parts(runCfg, seed, rankSeed()), runCfg, progress, startup, resume, warmupS,
-                setupStart, interrupted);
+            final OffPolicyParts<?> parts = Seeding.drawn(seed, () -> algorithm.parts(runCfg, seed, rankSeed()));
+            return run(parts, runCfg, progress, startup, resume, warmupS, setupStart, interrupted);
         }
     }
 

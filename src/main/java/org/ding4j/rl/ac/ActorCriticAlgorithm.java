@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -218,7 +217,6 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
     @Override
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
-        torch.manual_seed(seed);
         try (ActorCritic policy = withModel(cfg, state))
         {
             final double mean;

@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.bytedeco.pytorch.Module;
-import org.bytedeco.pytorch.global.torch;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -230,7 +229,6 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     @Override
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
-        torch.manual_seed(seed);
         try (PpoPolicy policy = withModel(cfg, state);
             EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
         {
