@@ -257,6 +257,12 @@ public final class ServingActor
         return obsWidth;
     }
 
+    /** @return whether actions are indices ({@link #greedy} serves them): DQN's and a categorical PPO's */
+    public boolean discrete()
+    {
+        return null == continuous && !clippedMean;
+    }
+
     /** @return floats per action (1 for DQN: the index) */
     public int actionWidth()
     {
@@ -273,7 +279,7 @@ public final class ServingActor
      */
     public void act(final float[] obs, final int rows, final float[] actions)
     {
-        final float[] out = forward(obs, rows);
+        final float[] out = forward(obs, rows, actions);
         if (clippedMean)
         {
             for (int i = 0; i < rows * actionWidth; i++)
@@ -308,7 +314,7 @@ public final class ServingActor
      */
     public int greedy(final float[] obs)
     {
-        if (null != continuous || clippedMean)
+        if (!discrete())
         {
             throw new IllegalStateException("greedy: a TD3, SAC or Gaussian PPO actor has continuous actions; use act");
         }
@@ -332,7 +338,8 @@ public final class ServingActor
         {
             throw new IllegalStateException("sample: a DQN or PPO actor serves its deterministic action; use act");
         }
-        map(forward(obs, rows), rows, actions, Objects.requireNonNull(random, "random"));
+        Objects.requireNonNull(random, "random");
+        map(forward(obs, rows, actions), rows, actions, random);
     }
 
     private void map(final float[] out, final int rows, final float[] actions, final ResumableRandom random)
@@ -346,13 +353,25 @@ public final class ServingActor
         }
     }
 
-    /** @return the net's output rows, computed on one whole publish (retried if a publish overwrote it meanwhile) */
-    private float[] forward(final float[] obs, final int rows)
+    /**
+     * @return the net's output rows, computed on one whole publish (retried if a publish overwrote it meanwhile), once
+     *     the arguments are checked: nothing is written to {@code actions} when they do not fit
+     */
+    private float[] forward(final float[] obs, final int rows, final float[] actions)
     {
-        if (rows < 1 || obs.length < rows * obsWidth)
+        if (rows < 1)
+        {
+            throw new IllegalArgumentException("rows: expected >= 1, got " + rows);
+        }
+        if (obs.length < (long)rows * obsWidth)
         {
             throw new IllegalArgumentException("obs: expected " + rows + " rows of " + obsWidth + " floats, got "
                 + obs.length + " floats");
+        }
+        if (actions.length < (long)rows * actionWidth)
+        {
+            throw new IllegalArgumentException("actions: expected room for " + rows + " rows of " + actionWidth
+                + " floats, got " + actions.length + " floats");
         }
         final Rows s = scratch.get();
         if (s.out.length < rows * outWidth)

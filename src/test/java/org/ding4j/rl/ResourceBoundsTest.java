@@ -51,6 +51,11 @@ class ResourceBoundsTest
             + "ding4j command adds yours with DING4J_CLASSPATH=your/classes, for train and eval alike), got \"NoSuchEnv\"",
         "td3 | pipeline.max_env_step=50 | policy.learn.batch_size: expected at most pipeline.max_env_step (50: "
             + "no batch could be sampled before the run ends), got 64",
+        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$HiddenEnv | env.type: expected cartpole, pendulum, acrobot, or "
+            + "the name of a class implementing org.ding4j.env.Env with a public no-argument constructor; "
+            + "org.ding4j.rl.ResourceBoundsTest$HiddenEnv is not a public static nested class",
+        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$NoSpaces | env.type: org.ding4j.rl.ResourceBoundsTest$NoSpaces's "
+            + "env returned no observationSpace() (null)",
     })
     void refusesWhatCannotEndOrFitByKey(final String algorithm, final String override, final String message)
     {
@@ -82,5 +87,30 @@ class ResourceBoundsTest
     {
         assertEquals(algorithm, new OffPolicyPipeline(Config.empty().with("policy.type", algorithm)).algorithm()
             .name());
+    }
+
+    /** An env the pipeline cannot make: its class is not public. */
+    static final class HiddenEnv extends org.ding4j.env.EnvWrapper
+    {
+        HiddenEnv()
+        {
+            super(new org.ding4j.rl.envs.CartPole());
+        }
+    }
+
+    /** An env without an observation space. */
+    public static final class NoSpaces extends org.ding4j.env.EnvWrapper
+    {
+        /** A CartPole that hides its observation space. */
+        public NoSpaces()
+        {
+            super(new org.ding4j.rl.envs.CartPole());
+        }
+
+        @Override
+        public org.ding4j.env.Box observationSpace()
+        {
+            return null;
+        }
     }
 }

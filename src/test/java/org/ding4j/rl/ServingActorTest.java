@@ -59,6 +59,26 @@ class ServingActorTest
         }
     }
 
+    @Test
+    void argumentsThatDoNotFitAreNamedAndNothingIsWritten()
+    {
+        final DqnPolicy.Settings settings = new DqnPolicy.Settings(6, 3, new long[] {16}, false, 32, 1e-3, 100,
+            0.0, false, 0.0, Activation.RELU);
+        try (DqnPolicy policy = new DqnPolicy(settings))
+        {
+            final ServingActor actor = ServingActor.greedy(policy);
+            assertTrue(actor.discrete());
+            final float[] actions = {7, 7};
+            assertEquals("actions: expected room for 3 rows of 1 floats, got 2 floats", assertThrows(
+                IllegalArgumentException.class, () -> actor.act(new float[18], 3, actions)).getMessage());
+            assertEquals("rows: expected >= 1, got 0", assertThrows(IllegalArgumentException.class,
+                () -> actor.act(new float[6], 0, actions)).getMessage());
+            assertEquals("obs: expected 2 rows of 6 floats, got 6 floats", assertThrows(IllegalArgumentException.class,
+                () -> actor.act(new float[6], 2, actions)).getMessage());
+            org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {7, 7}, actions, "nothing written");
+        }
+    }
+
     private static void assertGreedy(final QNetwork net, final ServingActor actor, final float[] obs)
     {
         final int rows = obs.length / 6;

@@ -97,12 +97,22 @@ public final class EnvTypes
      *
      * @param cfg a config whose {@code env.type} passed {@link #check}
      * @return its spaces
+     * @throws ConfigException naming {@code env.type} if its env gives no observation or action space
      */
     public static Spaces spaces(final Config cfg)
     {
-        try (Env probe = maker(cfg.getString("env.type")).get())
+        final String type = cfg.getString("env.type");
+        try (Env probe = maker(type).get())
         {
-            return new Spaces(probe.observationSpace(), probe.actionSpace());
+            final Box observation = probe.observationSpace();
+            final Space action = probe.actionSpace();
+            if (null == observation || null == action)
+            {
+                throw new ConfigException("env.type", type + "'s env returned no " + (null == observation
+                    ? "observationSpace()" : "actionSpace()") + " (null): the pipeline sizes its nets and checks "
+                    + "actions by them");
+            }
+            return new Spaces(observation, action);
         }
     }
 
@@ -160,6 +170,13 @@ public final class EnvTypes
         {
             throw new IllegalArgumentException("expected " + CHOICES + "; " + name + " is not a concrete "
                 + "org.ding4j.env.Env");
+        }
+        if (!Modifier.isPublic(type.getModifiers())
+            || null != type.getEnclosingClass() && !Modifier.isStatic(type.getModifiers()))
+        {
+            throw new IllegalArgumentException("expected " + CHOICES + "; " + name + " is not a public "
+                + (null == type.getEnclosingClass() ? "class" : "static nested class")
+                + ": the pipeline makes its envs through its public no-argument constructor");
         }
         final Constructor<?> constructor;
         try
