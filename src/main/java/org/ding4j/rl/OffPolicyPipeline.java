@@ -83,7 +83,7 @@ public final class OffPolicyPipeline
     /** How often a run of its own renews a folder another run took first before it gives up. */
     private static final int MAX_RENEWALS = 100;
     /** What a run writes into its folder: any of them there means an earlier run's folder. */
-    private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "ckpt", "log"};
+    private static final String[] RUN_FILES = {"summary.json", "total_config.yaml", "config.yaml", "ckpt", "log"};
 
     private final OffPolicyAlgorithm algorithm;
     /** The checked config; a run of its own renews its {@code exp_name} when constructed and again if it must. */

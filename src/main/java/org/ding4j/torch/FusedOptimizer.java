@@ -6,7 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
+import org.bytedeco.pytorch.global.torch;
 
 /**
  * An optimizer that updates {@link FlatParameters} with one native kernel call per buffer, with optional
@@ -321,11 +323,33 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
                         throw new IllegalArgumentException(key + ": expected a tensor, got " + describe(tensor));
                     }
                     states[k].checkShape(i, key, t);
+                    requireUsable(key, t, states[k].key().endsWith("exp_avg_sq"));
                     saved[k][i] = t;
                 }
             }
         }
         return step;
+    }
+
+    /**
+     * A moment that is NaN or infinite (or a negative second moment, whose square root is NaN) would make the first
+     * step after a resume write NaN into every weight: refused, as a diverged net is.
+     */
+    private static void requireUsable(final String key, final Tensor saved, final boolean nonNegative)
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            if (!torch.isfinite(saved).all().item_bool())
+            {
+                throw new IllegalArgumentException(key + ": has non-finite values (NaN or infinity); a diverged "
+                    + "optimizer is not loaded");
+            }
+            if (nonNegative && saved.numel() > 0 && saved.min().item_double() < 0)
+            {
+                throw new IllegalArgumentException(key + ": expected values >= 0 (a second moment), got "
+                    + saved.min().item_double());
+            }
+        }
     }
 
     private static Map<?, ?> singleGroup(final Object groups)

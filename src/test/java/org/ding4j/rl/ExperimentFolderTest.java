@@ -38,6 +38,11 @@ class ExperimentFolderTest
         assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), NOW), "no folder yet");
         Files.createDirectories(exp.resolve("notes"));
         assertEquals(exp.toString(), OffPolicyPipeline.runFolder(exp.toString(), NOW), "a folder of other files");
+        // The user's own config kept in the folder, by the name the run would write its learner config under.
+        final Path mine = dir.resolve("mine");
+        Files.createDirectories(mine);
+        Files.writeString(mine.resolve("config.yaml"), "# my notes\n");
+        assertEquals(dir.resolve("mine_261207_083005").toString(), OffPolicyPipeline.runFolder(mine.toString(), NOW));
         Files.createDirectories(exp.resolve("ckpt"));
         assertEquals(dir.resolve("exp_261207_083005").toString(),
             OffPolicyPipeline.runFolder(exp.toString(), NOW));

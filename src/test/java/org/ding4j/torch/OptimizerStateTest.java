@@ -72,6 +72,44 @@ class OptimizerStateTest
     }
 
     @Test
+    void shouldRefuseMomentsADivergedRunLeft()
+    {
+        final Tensor[] batch = TorchTesting.batch(5, 8, 4, 2);
+        try (Mlp mlp = FlatParametersTest.seededMlp(3, NET);
+            FlatParameters flat = FlatParameters.of(mlp.module());
+            FusedAdam adam = new FusedAdam(flat, AdamConfig.adam(1e-3));
+            PointerScope scope = new PointerScope())
+        {
+            TorchTesting.lossAndBackward(mlp, batch);
+            adam.step();
+            final Map<String, Object> before = adam.stateDict();
+            assertMessage("state.1.exp_avg: has non-finite values (NaN or infinity); a diverged optimizer is not "
+                + "loaded", () -> adam.loadStateDict(withMoment(before, 1L, "exp_avg", Double.NaN)));
+            assertMessage("state.0.exp_avg_sq: expected values >= 0 (a second moment), got -1.0",
+                () -> adam.loadStateDict(withMoment(before, 0L, "exp_avg_sq", -1.0)));
+            adam.loadStateDict(before);
+        }
+        finally
+        {
+            TorchTesting.release(batch);
+        }
+    }
+
+    /** @return a copy of an optimizer's state dict whose one moment is filled with one value */
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> withMoment(final Map<String, Object> dict, final long parameter,
+        final String moment, final double value)
+    {
+        final Map<Object, Object> state = new java.util.LinkedHashMap<>((Map<Object, Object>)dict.get("state"));
+        final Map<Object, Object> entry = new java.util.LinkedHashMap<>((Map<Object, Object>)state.get(parameter));
+        entry.put(moment, torch.full_like((Tensor)entry.get(moment), new org.bytedeco.pytorch.Scalar(value)));
+        state.put(parameter, entry);
+        final Map<String, Object> copy = new java.util.LinkedHashMap<>(dict);
+        copy.put("state", state);
+        return copy;
+    }
+
+    @Test
     void shouldResumeBitIdenticallyFromAnExportedState()
     {
         for (final Object config : List.of(AdamConfig.adamW(1e-2).withAmsgrad(true), SgdConfig.sgd(0.05, 0.9)))

@@ -12,6 +12,7 @@ import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.AdamConfig;
 import org.ding4j.torch.FlatParameters;
@@ -174,6 +175,8 @@ public final class SacPolicy extends ActorCritic
             eagerStep(batch);
             critic.polyak(tau);
         }
+        DivergedException.requireFinite("SAC", "critic_loss", lastCriticLoss);
+        DivergedException.requireFinite("SAC", "policy_loss", lastPolicyLoss);
         updates++;
         sink.put(curLrQ, critic.optimizer().lr());
         sink.put(curLrP, actor.optimizer().lr());

@@ -10,6 +10,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.torch.FusedActorCritic;
 import org.ding4j.torch.FusedAdam;
@@ -126,6 +127,8 @@ public final class Td3Policy extends ActorCritic
         {
             eagerStep(batch, actorTurn);
         }
+        DivergedException.requireFinite("TD3", "critic_loss", lastCriticLoss);
+        DivergedException.requireFinite("TD3", "actor_loss", lastActorLoss);
         updates++;
         double noiseMean = 0;
         for (final float n : noiseStage)

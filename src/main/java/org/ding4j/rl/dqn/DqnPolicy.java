@@ -12,6 +12,7 @@ import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
 import org.ding4j.torch.Activation;
@@ -329,6 +330,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         {
             eagerStep(batch);
         }
+        DivergedException.requireFinite("DQN", "total_loss", lastLoss);
         tdBufferData.get(tdStage);
         updateTarget();
         for (int i = 0; i < tdStage.length; i++)

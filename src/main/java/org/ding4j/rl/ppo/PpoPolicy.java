@@ -16,6 +16,7 @@ import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.pipeline.Actor;
@@ -336,6 +337,7 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
             sink.put(totalLoss, fused.stat(j, FusedPpo.Stat.TOTAL_LOSS));
             sink.put(curLr, optimizer.lr());
         }
+        DivergedException.requireFinite("PPO", "total_loss", fused.stat(minibatches - 1, FusedPpo.Stat.TOTAL_LOSS));
     }
 
     /** {@link #fused}'s binding of the batch's tensors, made when a new batch comes. */
@@ -437,8 +439,10 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
             sink.put(valueLoss, l.value().item_double());
             sink.put(entropy, l.entropy().item_double());
             sink.put(gradNorm, Double.isNaN(norm) ? params.gradNorm() : norm);
-            sink.put(totalLoss, l.total().item_double());
+            final double total = l.total().item_double();
+            sink.put(totalLoss, total);
             sink.put(curLr, optimizer.lr());
+            DivergedException.requireFinite("PPO", "total_loss", total);
         }
     }
 

@@ -39,6 +39,27 @@ class DqnPolicyTest
     }
 
     @Test
+    void anUpdateWhoseLossIsNotFiniteFailsNamingIt()
+    {
+        for (final boolean fused : new boolean[] {true, false})
+        {
+            final DqnPolicy.Settings settings = new DqnPolicy.Settings(OBS, ACTIONS, new long[] {8}, false, BATCH,
+                1e-3, 100, 0.0, false, 0.0);
+            try (DqnPolicy policy = new DqnPolicy(settings); DqnBatch batch = new DqnBatch(BATCH, OBS))
+            {
+                policy.fusedUpdate(fused);
+                java.util.Arrays.fill(batch.weight, 1f);
+                // A reward of infinity, as an env or a corrupt replay could hand over: every weight it touches is gone.
+                batch.nstepReturn[0] = Float.POSITIVE_INFINITY;
+                batch.upload();
+                final org.ding4j.policy.DivergedException ex = org.junit.jupiter.api.Assertions.assertThrows(
+                    org.ding4j.policy.DivergedException.class, () -> policy.forward(batch, LogSink.discard()));
+                assertTrue(ex.getMessage().startsWith("DQN diverged: total_loss is "), ex.getMessage());
+            }
+        }
+    }
+
+    @Test
     void learnStepShouldComputeTheDoubleDqnTargetAndLossByHand()
     {
         torch.manual_seed(7);
