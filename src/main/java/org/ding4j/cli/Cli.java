@@ -282,6 +282,8 @@ final class Cli
 
     private final Command root;
     private PrintWriter out = writer(System.out, "stdout");
+    /** The stream under {@link #out} while it is the default: a PrintStream keeps its write errors to itself. */
+    private java.io.PrintStream outStream = System.out;
     private PrintWriter err = writer(System.err, "stderr");
     /** Runs with the command's path once its arguments are checked, just before its action. */
     private java.util.function.Consumer<String> beforeAction = path -> { };
@@ -308,6 +310,7 @@ final class Cli
     void setOut(final PrintWriter writer)
     {
         this.out = writer;
+        this.outStream = null;
     }
 
     /** @param writer where errors and usage after a bad argument go (stderr by default) */
@@ -391,7 +394,17 @@ final class Cli
             check(command, values, positionals);
             final Args parsed = new Args(path, command.options, values, positionals, out, err);
             beforeAction.accept(path);
-            return command.action.run(parsed);
+            final int code = command.action.run(parsed);
+            if (out.checkError() || null != outStream && outStream.checkError())
+            {
+                // A result nobody received (stdout closed, a full disk, a file-size limit) is no success: a script
+                // reading it would take a truncated line for the answer.
+                err.println(path + ": cannot write its output (standard output is closed, full or over a size "
+                    + "limit)");
+                err.flush();
+                return 0 == code ? 1 : code;
+            }
+            return code;
         }
         catch (final UsageException ex)
         {

@@ -72,10 +72,16 @@ final class EvalCommand
         {
             throw new IllegalArgumentException("--ckpt: " + ckpt + " does not exist");
         }
-        final Path runConfig = ckpt.toAbsolutePath().getParent().resolveSibling("total_config.yaml");
-        final Path source = null != config ? config : Files.isRegularFile(runConfig) ? runConfig : null;
+        // The run's own config, where a run writes it: beside the ckpt/ folder the file is in (any other folder's
+        // total_config.yaml may be another run's, of another algorithm).
+        final Path folder = ckpt.toAbsolutePath().normalize().getParent();
+        final Path runConfig = null != folder && null != folder.getFileName()
+            && "ckpt".equals(folder.getFileName().toString()) ? folder.resolveSibling("total_config.yaml") : null;
+        final Path source = null != config ? config
+            : null != runConfig && Files.isRegularFile(runConfig) ? runConfig : null;
         final Config user = ConfigFiles.override(null == source ? Config.empty() : ConfigFiles.load(source), overrides);
         final OffPolicyPipeline pipeline = OffPolicyPipeline.forEvaluation(user);
+        pipeline.requireEvaluationWithinBounds("--episodes", episodes);
         Threads.configure();
         final double[] r;
         try (PointerScope scope = new PointerScope())

@@ -169,12 +169,10 @@ public final class OffPolicyPipeline
             requireArchive(loadPath);
         }
         algorithm.check(cfg);
-        final long evalSteps = cfg.getLong("env.n_evaluator_episode") * cfg.getLong("env.max_episode_steps");
-        if (evalSteps > MAX_EVAL_STEPS)
+        if (null != evaluationTooLong(cfg.getLong("env.n_evaluator_episode")))
         {
-            throw new ConfigException("env.n_evaluator_episode", "expected n_evaluator_episode x max_episode_steps <= "
-                + MAX_EVAL_STEPS + " (an evaluation runs every episode to its end), got "
-                + cfg.getLong("env.n_evaluator_episode") + " x " + cfg.getLong("env.max_episode_steps"));
+            throw new ConfigException("env.n_evaluator_episode", evaluationTooLong(
+                cfg.getLong("env.n_evaluator_episode")));
         }
         checkNetMemory(algorithm.parameterCount(cfg));
         this.training = training;
@@ -658,7 +656,31 @@ public final class OffPolicyPipeline
      */
     public double[] evaluate(final Map<String, Object> state, final int episodes, final long seed)
     {
+        requireEvaluationWithinBounds("episodes", episodes);
         return algorithm.evaluate(cfg, state, episodes, seed);
+    }
+
+    /**
+     * @param what     the name the episodes were given by ({@code --episodes})
+     * @param episodes episodes an evaluation would run, each to its end
+     * @throws IllegalArgumentException naming {@code what} if they and {@code env.max_episode_steps} come to more
+     *                                  than 100,000,000 env steps (hours of stepping)
+     */
+    public void requireEvaluationWithinBounds(final String what, final long episodes)
+    {
+        final String problem = evaluationTooLong(episodes);
+        if (null != problem)
+        {
+            throw new IllegalArgumentException(what + ": " + problem);
+        }
+    }
+
+    /** @return what is wrong with an evaluation of this many episodes, or null if it is within bounds */
+    private String evaluationTooLong(final long episodes)
+    {
+        final long steps = cfg.getLong("env.max_episode_steps");
+        return episodes * steps > MAX_EVAL_STEPS ? "expected episodes x env.max_episode_steps <= " + MAX_EVAL_STEPS
+            + " (an evaluation runs every episode to its end), got " + episodes + " x " + steps : null;
     }
 
     /**

@@ -131,6 +131,28 @@ class CliTest
     }
 
     @Test
+    void anOutputNobodyReceivedIsAFailure()
+    {
+        final Cli cli = new Cli(new Cli.Command("tool", "A tool.").subcommand(new Cli.Command("say", "Says.")
+            .action(parsed -> {
+                parsed.out().println("the answer");
+                return 0;
+            })));
+        // stdout closed or full: every write fails.
+        cli.setOut(new PrintWriter(new java.io.OutputStream()
+        {
+            @Override
+            public void write(final int b) throws java.io.IOException
+            {
+                throw new java.io.IOException("No space left on device");
+            }
+        }));
+        cli.setErr(new PrintWriter(err));
+        assertEquals(1, cli.execute("say"));
+        assertTrue(err.toString().startsWith("tool say: cannot write its output"), err.toString());
+    }
+
+    @Test
     void aCommandStartsOnlyOnceItsArgumentsAreChecked()
     {
         // `ding4j train` says "starting" from this hook: a bad argument or --help must be all such a run prints.

@@ -67,6 +67,11 @@ class EvalCommandTest
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "700000000"));
         assertTrue(err.toString().contains("--episodes: expected an integer in [1, 100000], got 700000000"),
             err::toString);
+        // Episodes as long as the config allows: 1e10 env steps, hours, refused before the checkpoint is read.
+        assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", odd.toString(), "--episodes", "100000", "--set",
+            "env.max_episode_steps=100000"));
+        assertTrue(err.toString().contains("--episodes: expected episodes x env.max_episode_steps <= 100000000 (an "
+            + "evaluation runs every episode to its end), got 100000 x 100000"), err::toString);
         // An environment that returns a NaN reward fails the evaluation (exit 1) naming the reward: the environment's
         // fault, not a bad checkpoint (exit 2).
         final StringWriter envErr = new StringWriter();

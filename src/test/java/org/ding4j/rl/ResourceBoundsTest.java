@@ -25,10 +25,10 @@ class ResourceBoundsTest
     @CsvSource(delimiter = '|', value = {
         "dqn | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
         "td3 | policy.collect.n_sample=2147483647 | policy.collect.n_sample: expected an integer in [1, 1048576]",
-        "sac | env.max_episode_steps=2147483647 | env.n_evaluator_episode: expected n_evaluator_episode x "
-            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 10 x 2147483647",
-        "dqn | env.n_evaluator_episode=1000000 | env.n_evaluator_episode: expected n_evaluator_episode x "
-            + "max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 1000000 x 200",
+        "sac | env.max_episode_steps=2147483647 | env.n_evaluator_episode: expected episodes x "
+            + "env.max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 10 x 2147483647",
+        "dqn | env.n_evaluator_episode=1000000 | env.n_evaluator_episode: expected episodes x "
+            + "env.max_episode_steps <= 100000000 (an evaluation runs every episode to its end), got 1000000 x 200",
         "td3 | policy.model.actor_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
         "sac | policy.model.critic_head_hidden_size=65536 | policy.model: expected nets that fit in memory: ",
         "dqn | policy.model.encoder_hidden_size_list=[4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
