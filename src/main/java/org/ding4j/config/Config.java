@@ -104,7 +104,8 @@ public final class Config
             }
             return Collections.unmodifiableList(copy);
         }
-        throw new ConfigException(path, "unsupported value type " + value.getClass().getName());
+        throw new ConfigException(path, "expected a number, string, boolean, list or map, got a "
+            + (value instanceof byte[] ? "binary value (YAML !!binary)" : value.getClass().getSimpleName()));
     }
 
     static String join(final String path, final String key)

@@ -34,6 +34,8 @@ public final class ConfigFiles
     public static final int MAX_FILE_BYTES = 1 << 20;
 
     private static final Pattern DUPLICATE = Pattern.compile("Duplicate field '([^']*)'");
+    /** Where SnakeYAML says a problem is, before it echoes the source: "in 'reader', line 2, column 1:". */
+    private static final Pattern READER_MARK = Pattern.compile("^\\s*in 'reader', (line \\d+, column \\d+):?$");
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory()
         .disable(YAMLGenerator.Feature.WRITE_DOC_START_MARKER)
@@ -123,7 +125,10 @@ public final class ConfigFiles
 
     private static Config parse(final ObjectMapper mapper, final byte[] bytes, final String what)
     {
-        checkStructure(mapper, bytes, what, "");
+        if (0 == checkStructure(mapper, bytes, what, ""))
+        {
+            throw ConfigException.withoutKey(what + " is empty: expected a map at the top", null);
+        }
         final Object tree;
         try
         {
@@ -150,7 +155,7 @@ public final class ConfigFiles
      * error naming the key path (Jackson would keep the last duplicate, read an alias as its name and ignore the
      * documents after the first).
      */
-    private static void checkStructure(final ObjectMapper mapper, final byte[] bytes, final String what,
+    private static int checkStructure(final ObjectMapper mapper, final byte[] bytes, final String what,
         final String root)
     {
         try (JsonParser parser = mapper.getFactory().createParser(bytes))
@@ -172,6 +177,7 @@ public final class ConfigFiles
                 }
                 depth += token.isStructStart() ? 1 : token.isStructEnd() ? -1 : 0;
             }
+            return documents;
         }
         catch (final JsonParseException ex)
         {
@@ -194,7 +200,39 @@ public final class ConfigFiles
     private static ConfigException notValid(final String root, final ObjectMapper mapper, final String what,
         final IOException ex)
     {
-        return problem(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": " + ex.getMessage(), ex);
+        return problem(root, what + " is not valid " + (JSON == mapper ? "JSON" : "YAML") + ": " + oneLine(ex), ex);
+    }
+
+    /**
+     * A parser's complaint on one line, with where it is: Jackson's message ends with an echo of the source and
+     * SnakeYAML's adds a caret drawing, 8-12 lines on a console for one mistake.
+     */
+    private static String oneLine(final IOException ex)
+    {
+        final String text = ex instanceof JsonProcessingException json && null != json.getOriginalMessage()
+            ? json.getOriginalMessage() : String.valueOf(ex.getMessage());
+        final StringBuilder said = new StringBuilder();
+        String where = null;
+        for (final String line : text.split("\\R"))
+        {
+            final Matcher mark = READER_MARK.matcher(line);
+            if (mark.find())
+            {
+                // The last one named is where the problem was found (the first, where the construct began).
+                where = mark.group(1);
+            }
+            else if (!line.isBlank() && !Character.isWhitespace(line.charAt(0)))
+            {
+                // Indented lines are SnakeYAML's echo of the source and its caret.
+                said.append(said.isEmpty() ? "" : " ").append(line.strip());
+            }
+        }
+        if (null == where && ex instanceof JsonProcessingException json && null != json.getLocation()
+            && json.getLocation().getLineNr() > 0)
+        {
+            where = "line " + json.getLocation().getLineNr() + ", column " + json.getLocation().getColumnNr();
+        }
+        return said + (null == where ? "" : " (" + where + ")");
     }
 
     /** A problem at a key, or, at the top ({@code root} empty: a whole file), one the message's subject names. */

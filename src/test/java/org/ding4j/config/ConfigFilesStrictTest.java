@@ -51,6 +51,14 @@ class ConfigFilesStrictTest
             loadError("multi.yaml", "seed: 1\n---\nseed: 2\n"));
         assertEquals("config file " + dir.resolve("empty.yaml") + " is empty: expected a map at the top",
             loadError("empty.yaml", "---\n"));
+        assertEquals("config file " + dir.resolve("nothing.yaml") + " is empty: expected a map at the top",
+            loadError("nothing.yaml", ""));
+        // One line, where the problem is, without the parser's echo of the source.
+        assertEquals("config file " + dir.resolve("tab.yaml") + " is not valid YAML: while scanning for the next "
+            + "token found character '\\t(TAB)' that cannot start any token. (Do not use \\t(TAB) for indentation) "
+            + "(line 2, column 1)", loadError("tab.yaml", "seed: 1\n\tpolicy: 2\n"));
+        assertEquals("exp_name: expected a number, string, boolean, list or map, got a binary value (YAML !!binary)",
+            loadError("binary.yaml", "exp_name: !!binary aGVsbG8=\n"));
         assertEquals("seed: expected an integer in [-9223372036854775808, 9223372036854775807], got "
             + "99999999999999999999", loadError("big.yaml", "seed: 99999999999999999999\n"));
     }
