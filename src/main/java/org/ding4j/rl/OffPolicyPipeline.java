@@ -537,7 +537,7 @@ public final class OffPolicyPipeline
             catch (final IOException ex)
             {
                 throw new ConfigException("exp_name", "cannot write the experiment folder "
-                    + Path.of(exp).toAbsolutePath() + ": " + ex, ex);
+                    + Path.of(exp).toAbsolutePath() + ": " + why(ex), ex);
             }
             if (0 != dist.rank())
             {
@@ -545,7 +545,7 @@ public final class OffPolicyPipeline
             }
             try
             {
-                final FolderLock lock = FolderLock.acquire(Path.of(exp));
+                final FolderLock lock = lock(Path.of(exp));
                 if (null != sharedJob() || !holdsRun(Path.of(exp)))
                 {
                     return lock;
@@ -571,6 +571,34 @@ public final class OffPolicyPipeline
             // Renewed even when the taken folder holds no files yet: its holder may not have written any so far.
             cfg = cfg.with("exp_name", renewed(configured, LocalDateTime.now()));
         }
+    }
+
+    /** The folder's lock; a folder this process cannot write its lock file into is the key's fault. */
+    private static FolderLock lock(final Path folder)
+    {
+        try
+        {
+            return FolderLock.acquire(folder);
+        }
+        catch (final IOException ex)
+        {
+            throw new ConfigException("exp_name", "cannot write the experiment folder " + folder.toAbsolutePath()
+                + ": " + why(ex), ex);
+        }
+    }
+
+    /** @return what an I/O failure on a path means, in words (the JDK's exception names only the path) */
+    private static String why(final IOException ex)
+    {
+        if (ex instanceof java.nio.file.FileAlreadyExistsException)
+        {
+            return "something other than a folder is there (" + ex.getMessage() + ")";
+        }
+        if (ex instanceof java.nio.file.AccessDeniedException)
+        {
+            return "permission denied (" + ex.getMessage() + ")";
+        }
+        return ex.getMessage();
     }
 
     private <B> OffPolicyRun.Summary run(final OffPolicyParts<B> parts, final Config runCfg,
