@@ -54,6 +54,18 @@ class ExperimentFolderTest
     }
 
     @Test
+    void aFileWhereTheFolderWouldBeIsNamedWithTheKey() throws Exception
+    {
+        final Path file = dir.resolve("notes.txt");
+        Files.writeString(file, "mine\n");
+        final ConfigException ex = assertThrows(ConfigException.class, () -> new OffPolicyPipeline(Config.empty()
+            .with("exp_name", file.toString()).with("pipeline.max_env_step", 200L)).run(p -> { }));
+        assertEquals("exp_name: cannot write the experiment folder " + file + ": something other than a folder is "
+            + "there (" + file + ")", ex.getMessage());
+        assertEquals("mine\n", Files.readString(file));
+    }
+
+    @Test
     void aSecondRunLeavesTheFirstOnesFilesAsTheyWere() throws Exception
     {
         final Config user = Config.empty().with("exp_name", dir.resolve("twice").toString())
