@@ -209,14 +209,13 @@ class ServingActorTest
                 learner.train(batch, i);
             }
             assertEquals(3, actor.version(), "published after updates 10 and 20");
-            // A diverged update's weights are never served: the readers keep the last finite publish.
+            // A diverged net's weights are never served: its next update fails, and the run's end (after_run)
+            // publishes nothing non-finite; the readers keep the last finite publish.
             policy.parameters().group(0).values().fill_(new org.bytedeco.pytorch.Scalar(Float.NaN));
-            for (int i = 25; i < 30; i++)
-            {
-                assertTrue(buffer.sample(batch));
-                learner.train(batch, i);
-            }
-            assertEquals(3, actor.version(), "update 30's non-finite weights not published");
+            assertTrue(buffer.sample(batch));
+            assertThrows(org.ding4j.policy.DivergedException.class, () -> learner.train(batch, 25));
+            learner.callHook(org.ding4j.hook.HookPosition.AFTER_RUN);
+            assertEquals(3, actor.version(), "the non-finite weights not published");
         }
     }
 

@@ -1,7 +1,5 @@
 package org.ding4j.rl.ac;
 
-import org.ding4j.rl.pipeline.Actor;
-
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +13,7 @@ import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.Policy;
+import org.ding4j.rl.pipeline.Actor;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedActorCritic;
@@ -460,11 +459,27 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
      * serves too. Training on from it needs {@link #loadStateDict}.
      *
      * @param state a checkpoint
-     * @throws IllegalArgumentException if it has no {@code model} dict or the actor's tensors in it do not fit
+     * @throws IllegalArgumentException if it has no {@code model} dict, holds names this policy's model has not (a
+     *                                  checkpoint of another algorithm whose actor has the same shapes), or the
+     *                                  actor's tensors in it do not fit
      */
     public void loadActor(final Map<String, Object> state)
     {
-        actor.importParams("actor.", section(state, "model"));
+        final Map<?, ?> model = section(state, "model");
+        final java.util.Set<String> own = new java.util.HashSet<>();
+        try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
+        {
+            own.addAll(((Map<?, ?>)stateDict().get("model")).keySet().stream().map(String::valueOf).toList());
+        }
+        final List<String> foreign = model.keySet().stream().map(String::valueOf).filter(k -> !own.contains(k))
+            .sorted().toList();
+        if (!foreign.isEmpty())
+        {
+            throw new IllegalArgumentException("model: " + getClass().getSimpleName() + "'s model has no "
+                + foreign.subList(0, Math.min(5, foreign.size())) + (foreign.size() > 5 ? " (" + foreign.size()
+                + " such names)" : "") + ": a checkpoint of another algorithm or net, whose actor alone would load");
+        }
+        actor.importParams("actor.", model);
     }
 
     /** @return the state-dict keys of the optimizers, in the order {@link #optimizers()} gives them */

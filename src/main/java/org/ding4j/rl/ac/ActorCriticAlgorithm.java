@@ -1,8 +1,5 @@
 package org.ding4j.rl.ac;
 
-import org.ding4j.rl.pipeline.Actor;
-import org.ding4j.rl.pipeline.EpisodeEvaluator;
-
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -19,6 +16,8 @@ import org.ding4j.env.VectorEnv;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.envs.EnvTypes;
 import org.ding4j.rl.pipeline.ActingCopy;
+import org.ding4j.rl.pipeline.Actor;
+import org.ding4j.rl.pipeline.EpisodeEvaluator;
 import org.ding4j.rl.pipeline.OffPolicyAlgorithm;
 import org.ding4j.rl.pipeline.OffPolicyParts;
 import org.ding4j.rl.pipeline.Replay;

@@ -1,8 +1,5 @@
 package org.ding4j.rl.ac;
 
-import org.ding4j.rl.pipeline.ActionScale;
-import org.ding4j.rl.pipeline.Actor;
-
 import java.util.LinkedHashMap;
 import java.util.Map;
 
@@ -10,6 +7,8 @@ import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.learner.StopSignals;
+import org.ding4j.rl.pipeline.ActionScale;
+import org.ding4j.rl.pipeline.Actor;
 
 /**
  * DI-engine's serial sample collector for TD3 and SAC on a {@link VectorEnv} with a bounded {@link Box} action

@@ -199,6 +199,26 @@ class ActorCriticStateTest
     }
 
     @Test
+    void theActorAloneLoadsOnlyFromThisAlgorithmsModel()
+    {
+        final long[] h = {16};
+        try (ActorCritic policy = FusedActorCriticTest.policy("td3", h, h, true, 8, 1, 1);
+            ActorCritic other = FusedActorCriticTest.policy("td3", h, h, true, 8, 1, 1))
+        {
+            final Map<String, Object> state = policy.stateDict();
+            other.loadActor(state);
+            // A checkpoint of another algorithm whose actor has the same shapes (PPO's Gaussian head has log_std).
+            @SuppressWarnings("unchecked")
+            final Map<String, Object> model = (Map<String, Object>)state.get("model");
+            model.put("log_std", model.get("actor.0.weight"));
+            final IllegalArgumentException foreign = assertThrows(IllegalArgumentException.class,
+                () -> other.loadActor(state));
+            assertTrue(foreign.getMessage().startsWith("model: Td3Policy's model has no [log_std]"),
+                foreign.getMessage());
+        }
+    }
+
+    @Test
     void theFusedUpdateRefusesTensorsOfAnotherShapeBeforeTheNativeCall()
     {
         final long[] h = {16};
