@@ -75,6 +75,8 @@ final class Cli
         private final List<Positional> positionals = new ArrayList<>();
         private final Map<String, Command> subcommands = new LinkedHashMap<>();
         private Action action;
+        /** Whether what it prints is its result (a lost line fails it) rather than progress beside its files. */
+        private boolean printsResult = true;
 
         /**
          * @param name        the word that selects it
@@ -142,6 +144,16 @@ final class Cli
         Command action(final Action run)
         {
             this.action = run;
+            return this;
+        }
+
+        /**
+         * @return this, a command whose output is progress beside its real product (a run's files): output it could
+         *     not write is said on stderr, and does not fail it
+         */
+        Command printsProgress()
+        {
+            this.printsResult = false;
             return this;
         }
 
@@ -398,11 +410,11 @@ final class Cli
             if (out.checkError() || null != outStream && outStream.checkError())
             {
                 // A result nobody received (stdout closed, a full disk, a file-size limit) is no success: a script
-                // reading it would take a truncated line for the answer.
+                // reading it would take a truncated line for the answer. A run's progress lines are not its result.
                 err.println(path + ": cannot write its output (standard output is closed, full or over a size "
-                    + "limit)");
+                    + "limit)" + (command.printsResult ? "" : "; its files are written as the run ended"));
                 err.flush();
-                return 0 == code ? 1 : code;
+                return 0 == code && command.printsResult ? 1 : code;
             }
             return code;
         }

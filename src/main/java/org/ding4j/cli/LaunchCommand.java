@@ -114,6 +114,7 @@ final class LaunchCommand
             .option("--main", "CLASS", "the class whose main each rank runs, on this JVM's class path (the ding4j "
                 + "command line's: COMMAND is a ding4j command)", "org.ding4j.cli.Main")
             .parameters("COMMAND", "the ding4j command each rank runs, after --")
+            .printsProgress()
             .action(args -> new LaunchCommand(args).call());
     }
 

@@ -59,6 +59,7 @@ final class TrainCommand
             .repeatableOption("--set", "KEY=VALUE", "override one key (dotted path; the value is read as YAML), e.g. "
                 + "--set pipeline.mode=parallel")
             .option("--seed", "N", "the run's seed (the config's seed otherwise)")
+            .printsProgress()
             .action(args -> new TrainCommand(args).call());
     }
 

@@ -57,6 +57,16 @@ public final class StopSignals
     }
 
     /**
+     * @return whether work on the calling thread that can end early (a collection, an evaluation) should: a signal
+     *     arrived ({@link #requested()}), or the thread was interrupted (an application cancelling its training
+     *     thread; the status stays set, for the learner to take as a stop)
+     */
+    public static boolean stopAsked()
+    {
+        return requested || Thread.currentThread().isInterrupted();
+    }
+
+    /**
      * Registers a running loop, to be woken by a signal once {@link #installForProcess()} installed the handlers.
      *
      * @param wakeUp called on the signal thread when a signal arrives (sets the loop's flag, unblocks it)

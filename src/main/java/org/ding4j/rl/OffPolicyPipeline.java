@@ -102,6 +102,10 @@ public final class OffPolicyPipeline
     private volatile boolean stopRequested;
     /** The running run's learner, for {@link #stop()} from another thread; null outside a run. */
     private volatile BaseLearner<?> running;
+    /** Whether {@link #run} is running (one run per pipeline at a time: it renews its own config). */
+    private final java.util.concurrent.atomic.AtomicBoolean inUse = new java.util.concurrent.atomic.AtomicBoolean();
+    /** An interrupt of the run's thread, kept off it while the run sets up and ends; the run's thread only. */
+    private boolean interruptPending;
     /** The learner's completed updates when the run ended, however it ended (for a failing rank's report). */
     private volatile long updatesDone;
 
@@ -484,11 +488,40 @@ public final class OffPolicyPipeline
         }
         // The learner would refuse to start without it; refused here, before the folder and its lock are made.
         JvmFlags.requireAgronaAccess();
-        // An interrupt that came before the run is kept off the thread while the folder is locked and the parts are
-        // built (a FileChannel an interrupted thread touches closes), then put back: the learner takes it as a stop.
-        final boolean interrupted = Thread.interrupted();
+        if (!inUse.compareAndSet(false, true))
+        {
+            throw new IllegalStateException("OffPolicyPipeline: run() is running already (one run per pipeline at a "
+                + "time; make another pipeline for another run)");
+        }
+        // An interrupt is kept off the thread while the run sets up, closes and ends (a FileChannel an interrupted
+        // thread touches closes; a join it makes returns before the thread it waits for has ended); the learner gets
+        // it as a stop, and the thread has it again when run returns, however it returns.
+        interruptPending = Thread.interrupted();
+        try
+        {
+            return runOnce(progress, startup);
+        }
+        finally
+        {
+            // A stop() is for the run it came before or during, not the next.
+            stopRequested = false;
+            inUse.set(false);
+            if (interruptPending | Thread.interrupted())
+            {
+                Thread.currentThread().interrupt();
+            }
+            interruptPending = false;
+        }
+    }
+
+    private OffPolicyRun.Summary runOnce(final Consumer<OffPolicyRun.Progress> progress,
+        final Map<String, Object> startup) throws IOException
+    {
         final long warmupStart = System.nanoTime();
-        algorithm.warmUp(cfg);
+        Seeding.isolated(() -> {
+            algorithm.warmUp(cfg);
+            return null;
+        });
         final double warmupS = (System.nanoTime() - warmupStart) / 1e9;
         final long setupStart = System.nanoTime();
         final long seed = cfg.getLong("seed");
@@ -508,7 +541,7 @@ public final class OffPolicyPipeline
             // Drawn after the warm-up, so that the warm-up's draws do not change the run; the nets are drawn from
             // the config's seed on every rank (rank 0's are broadcast anyway), exploration from the rank's own.
             final OffPolicyParts<?> parts = Seeding.drawn(seed, () -> algorithm.parts(runCfg, seed, rankSeed()));
-            return run(parts, runCfg, progress, startup, resume, warmupS, setupStart, interrupted);
+            return run(parts, runCfg, progress, startup, resume, warmupS, setupStart);
         }
     }
 
@@ -603,31 +636,31 @@ public final class OffPolicyPipeline
 
     private <B> OffPolicyRun.Summary run(final OffPolicyParts<B> parts, final Config runCfg,
         final Consumer<OffPolicyRun.Progress> progress, final Map<String, Object> startup,
-        final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart,
-        final boolean interrupted) throws IOException
+        final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart) throws IOException
     {
         final long seed = cfg.getLong("seed");
         try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, rankSeed(), dist, parts,
             progress))
         {
             onLearner.accept(run.learner());
-            // Set before the flag is read: a stop() in between sees the learner, one before it set the flag.
-            running = run.learner();
-            if (stopRequested)
-            {
-                run.learner().stop();
-            }
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();
             final Map<String, Object> elastic = 0 == dist.rank() ? Restarts.summary(attempt, resume, run.learner())
                 : null;
             final RunOutcome outcome;
-            if (interrupted)
+            if (interruptPending)
             {
+                interruptPending = false;
                 Thread.currentThread().interrupt();
             }
             try
             {
+                // Set before the flag is read: a stop() in between sees the learner, one before it set the flag.
+                running = run.learner();
+                if (stopRequested)
+                {
+                    run.learner().stop();
+                }
                 outcome = "parallel".equals(cfg.getString("pipeline.mode")) ? runParallel(run, parts)
                     : run.learner().run(new SerialLoop(run.learner(), run, cfg.getInt("policy.collect.n_sample"),
                     cfg.getInt("policy.learn.update_per_collect"), cfg.getLong("pipeline.max_env_step"),
@@ -635,6 +668,7 @@ public final class OffPolicyPipeline
             }
             catch (final RuntimeException | Error ex)
             {
+                interruptPending |= Thread.interrupted();
                 // The summary records the failure too (the exception checkpoint is already saved), then it goes on.
                 updatesDone = run.learner().trainIter();
                 run.writeSummary(withRenewal(run.summary(setupS, warmupS, null, ex)), startup, elastic, ex);
@@ -644,6 +678,7 @@ public final class OffPolicyPipeline
             {
                 running = null;
             }
+            interruptPending |= Thread.interrupted();
             updatesDone = run.learner().trainIter();
             final OffPolicyRun.Summary summary = withRenewal(run.summary(setupS, warmupS, outcome, null));
             run.writeSummary(summary, startup, elastic, null);
@@ -660,7 +695,8 @@ public final class OffPolicyPipeline
 
     private static <B> RunOutcome runParallel(final OffPolicyRun<B> run, final OffPolicyParts<B> parts)
     {
-        try (ParallelDriver<B> driver = new ParallelDriver<>(run, parts, parts.actingCopy(), parts::newBatch))
+        try (ParallelDriver<B> driver = new ParallelDriver<>(run, parts, Seeding.isolated(parts::actingCopy),
+            parts::newBatch))
         {
             return driver.run();
         }
@@ -722,7 +758,7 @@ public final class OffPolicyPipeline
      */
     public ServingActor serve(final Map<String, Object> state)
     {
-        final Policy<?> policy = algorithm.withModel(cfg, state);
+        final Policy<?> policy = Seeding.isolated(() -> algorithm.withModel(cfg, state));
         try (AutoCloseable closing = (AutoCloseable)policy)
         {
             return ServingActor.of(policy);

@@ -153,6 +153,28 @@ class CliTest
     }
 
     @Test
+    void aRunsLostProgressLinesAreSaidButDoNotFailIt()
+    {
+        final Cli cli = new Cli(new Cli.Command("tool", "A tool.").subcommand(new Cli.Command("train", "Trains.")
+            .printsProgress()
+            .action(parsed -> {
+                parsed.out().println("update 100");
+                return 0;
+            })));
+        cli.setOut(new PrintWriter(new java.io.OutputStream()
+        {
+            @Override
+            public void write(final int b) throws java.io.IOException
+            {
+                throw new java.io.IOException("Broken pipe");
+            }
+        }));
+        cli.setErr(new PrintWriter(err));
+        assertEquals(0, cli.execute("train"), "its files are its result");
+        assertTrue(err.toString().startsWith("tool train: cannot write its output"), err.toString());
+    }
+
+    @Test
     void aCommandStartsOnlyOnceItsArgumentsAreChecked()
     {
         // `ding4j train` says "starting" from this hook: a bad argument or --help must be all such a run prints.

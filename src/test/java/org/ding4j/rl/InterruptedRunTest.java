@@ -40,10 +40,13 @@ class InterruptedRunTest
             .with("pipeline.max_env_step", 100_000_000L);
     }
 
-    @Test
-    void anInterruptFromAnotherThreadStopsTheRunWithItsFilesSaved() throws Exception
+    /** Serial, and parallel: there a collector thread acts on batches the run frees once it has waited for it. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"serial", "parallel"})
+    void anInterruptFromAnotherThreadStopsTheRunWithItsFilesSaved(final String mode) throws Exception
     {
-        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("cancelled"));
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("cancelled_" + mode)
+            .with("pipeline.mode", mode));
         final CountDownLatch evaluated = new CountDownLatch(1);
         final AtomicReference<Object> result = new AtomicReference<>();
         final AtomicBoolean statusAfter = new AtomicBoolean();

@@ -41,6 +41,48 @@ class SeedingTest
     }
 
     @Test
+    void aBuildDrawsFromItsSeedWhateverAnotherThreadBuildsMeanwhile() throws Exception
+    {
+        final CountDownLatch inside = new CountDownLatch(1);
+        final CountDownLatch done = new CountDownLatch(1);
+        final Thread other = new Thread(() -> {
+            try
+            {
+                if (inside.await(60, TimeUnit.SECONDS))
+                {
+                    // Reseeds and draws: without the lock, in the middle of the build below.
+                    org.ding4j.torch.Seeding.drawn(1, SeedingTest::draw);
+                }
+            }
+            catch (final InterruptedException ex)
+            {
+                Thread.currentThread().interrupt();
+            }
+            done.countDown();
+        }, "other-build");
+        other.start();
+        final float[] second = org.ding4j.torch.Seeding.drawn(9, () -> {
+            draw();
+            inside.countDown();
+            try
+            {
+                // The other build cannot end while this one holds the lock: this wait can only run out.
+                assertTrue(!done.await(200, TimeUnit.MILLISECONDS), "the other build ran inside this one");
+            }
+            catch (final InterruptedException ex)
+            {
+                throw new IllegalStateException(ex);
+            }
+            return draw();
+        });
+        assertTrue(done.await(60, TimeUnit.SECONDS));
+        other.join();
+        torch.manual_seed(9);
+        draw();
+        assertArrayEquals(draw(), second, "the build's second draw is its own seed's");
+    }
+
+    @Test
     void runsStartedTogetherEachDrawFromTheirOwnSeed() throws Exception
     {
         final OffPolicyRun.Summary alone = runIn("alone", null);

@@ -25,6 +25,7 @@ import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
 import org.ding4j.torch.Mlp;
+import org.ding4j.torch.Seeding;
 
 /**
  * TD3 ({@code policy.type: td3}) and SAC ({@code sac}) as the one off-policy pipeline takes them, on any environment
@@ -216,7 +217,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
     @Override
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
-        try (ActorCritic policy = withModel(cfg, state))
+        try (ActorCritic policy = Seeding.isolated(() -> withModel(cfg, state)))
         {
             final double mean;
             final double[] returns;

@@ -57,7 +57,7 @@ final class ContinuousCollector implements AutoCloseable
         final long until = envsteps + Math.max(n, randomCollect - envsteps);
         // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next
         // update.
-        while (envsteps < until && !StopSignals.requested())
+        while (envsteps < until && !StopSignals.stopAsked())
         {
             if (envsteps < randomCollect)
             {

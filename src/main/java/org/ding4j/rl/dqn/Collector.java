@@ -112,7 +112,7 @@ public final class Collector implements AutoCloseable
         int pushedNow = 0;
         // A stop the application asked for (StopSignals) ends a long collection early: the run stops before its next
         // update.
-        while (pushedNow < nSample && !StopSignals.requested())
+        while (pushedNow < nSample && !StopSignals.stopAsked())
         {
             System.arraycopy(envs.observations(), 0, obs, 0, obs.length);
             actor.act(net, obs, greedy);

@@ -25,6 +25,7 @@ import org.ding4j.rl.pipeline.Replay;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
+import org.ding4j.torch.Seeding;
 
 /**
  * DQN ({@code policy.type: dqn}, the default) as the one off-policy pipeline takes it, on any environment with a
@@ -180,7 +181,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
         try (PointerScope scope = new PointerScope();
-            DqnPolicy policy = withModel(cfg, state);
+            DqnPolicy policy = Seeding.isolated(() -> withModel(cfg, state));
             Evaluator evaluator = new Evaluator(EnvTypes.envs(cfg, cfg.getInt("env.evaluator_env_num")), episodes,
                 seed, false))
         {

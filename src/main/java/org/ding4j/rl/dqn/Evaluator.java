@@ -107,7 +107,7 @@ public final class Evaluator implements AutoCloseable
         double max = Double.NEGATIVE_INFINITY;
         int done = 0;
         // A stop the application asked for (StopSignals) ends an evaluation at once: its result is NaN, not recorded.
-        while (done < episodes && !StopSignals.requested())
+        while (done < episodes && !StopSignals.stopAsked())
         {
             actor.act(net, envs.observations(), greedy);
             for (int i = 0; i < n; i++)

@@ -55,7 +55,7 @@ final class WarmUp
             }
             final int[] collectActions = new int[collectRows];
             final int[] evalActions = new int[evalRows];
-            for (int i = 0; i < updates && !StopSignals.requested(); i++)
+            for (int i = 0; i < updates && !StopSignals.stopAsked(); i++)
             {
                 buffer.sample(batch);
                 policy.forward(batch, sink);

@@ -51,7 +51,7 @@ public final class EpisodeEvaluator implements AutoCloseable
         java.util.Arrays.fill(running, true);
         int left = episodes;
         // A stop the application asked for (StopSignals) ends an evaluation at once: its result is NaN, not recorded.
-        while (left > 0 && !StopSignals.requested())
+        while (left > 0 && !StopSignals.stopAsked())
         {
             actor.act(envs.observations(), episodes, actions, null);
             if (null != scale)

@@ -262,11 +262,21 @@ public final class ParallelDriver<B> implements AutoCloseable
         {
             return;
         }
-        try
+        // Until it has ended, whatever interrupts this thread (a run stopped by one returns with it set): the batches
+        // and the acting copy it uses are freed next.
+        boolean interrupted = false;
+        while (thread.isAlive())
         {
-            thread.join();
+            try
+            {
+                thread.join();
+            }
+            catch (final InterruptedException ex)
+            {
+                interrupted = true;
+            }
         }
-        catch (final InterruptedException ex)
+        if (interrupted)
         {
             Thread.currentThread().interrupt();
         }

@@ -23,6 +23,7 @@ import org.ding4j.rl.pipeline.OffPolicyParts;
 import org.ding4j.rl.pipeline.Replay;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
+import org.ding4j.torch.Seeding;
 
 /**
  * PPO ({@code policy.type: ppo}) on the same pipeline as DQN, TD3 and SAC, on any environment with a {@code Discrete}
@@ -229,7 +230,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
     @Override
     public double[] evaluate(final Config cfg, final Map<String, Object> state, final int episodes, final long seed)
     {
-        try (PpoPolicy policy = withModel(cfg, state);
+        try (PpoPolicy policy = Seeding.isolated(() -> withModel(cfg, state));
             EpisodeEvaluator evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, episodes), seed))
         {
             final double mean = evaluator.evaluate(policy.acting());

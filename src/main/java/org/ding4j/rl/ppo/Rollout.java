@@ -105,7 +105,7 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         full = false;
         for (int t = 0; t < steps; t++)
         {
-            if (StopSignals.requested())
+            if (StopSignals.stopAsked())
             {
                 return;
             }
