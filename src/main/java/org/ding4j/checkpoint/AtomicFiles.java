@@ -1,9 +1,10 @@
 package org.ding4j.checkpoint;
 
 import java.io.BufferedOutputStream;
-import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
+import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -140,24 +141,49 @@ public final class AtomicFiles
         return name.startsWith(".") && name.endsWith(".tmp");
     }
 
+    /**
+     * Replaces the file; an interrupt of the writing thread (the application cancelling its training thread), which
+     * closes a FileChannel in mid-write, makes it write once more with the interrupt kept for after, so the save is
+     * not lost to it and the run then stops as the interrupt asked.
+     */
     private static void replace(final Path absolute, final Content content) throws IOException
+    {
+        boolean interrupted = Thread.interrupted();
+        try
+        {
+            replaceOnce(absolute, content);
+        }
+        catch (final ClosedByInterruptException ex)
+        {
+            interrupted |= Thread.interrupted();
+            replaceOnce(absolute, content);
+        }
+        finally
+        {
+            if (interrupted)
+            {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private static void replaceOnce(final Path absolute, final Content content) throws IOException
     {
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
         final String name = absolute.getFileName().toString();
-        // A new file of a name nobody else uses (CREATE_NEW follows no link), with the permissions the umask gives any
-        // new file: Files.createTempFile would make it owner-only (0600), and the rename would carry that onto every
-        // checkpoint and summary. Written through a FileOutputStream, not a FileChannel: an interrupt of the writing
-        // thread (the application cancelling its training thread) closes a channel in mid-write and fails the save,
-        // whereas a stream's write and its descriptor's sync go on; the run then stops as the interrupt asked.
+        // A new file of a name nobody else uses, created and opened at once (CREATE_NEW follows no link), with the
+        // permissions the umask gives any new file: Files.createTempFile would make it owner-only (0600), and the
+        // rename would carry that onto every checkpoint and summary.
         Path temp = null;
-        for (int attempt = 0; null == temp; attempt++)
+        FileChannel opened = null;
+        for (int attempt = 0; null == opened; attempt++)
         {
-            final Path candidate = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END
-                + Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            temp = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END + Long.toUnsignedString(
+                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
             try
             {
-                temp = Files.createFile(candidate);
+                opened = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
             }
             catch (final java.nio.file.FileAlreadyExistsException ex)
             {
@@ -169,12 +195,12 @@ public final class AtomicFiles
         }
         try
         {
-            try (FileOutputStream file = new FileOutputStream(temp.toFile()))
+            try (FileChannel channel = opened)
             {
-                final OutputStream out = new BufferedOutputStream(file, 1 << 16);
+                final OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
                 content.writeTo(out);
                 out.flush();
-                file.getFD().sync();
+                channel.force(true);
             }
             // After the write: a read-only mode copied before it would have stopped it.
             keepPermissions(absolute, temp);
@@ -202,7 +228,13 @@ public final class AtomicFiles
     {
         try
         {
-            Files.setPosixFilePermissions(temp, Files.getPosixFilePermissions(existing));
+            // Not through a link put in the temporary file's place: that would change another file's mode.
+            final java.nio.file.attribute.PosixFileAttributeView view = Files.getFileAttributeView(temp,
+                java.nio.file.attribute.PosixFileAttributeView.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            if (null != view)
+            {
+                view.setPermissions(Files.getPosixFilePermissions(existing));
+            }
         }
         catch (final IOException | UnsupportedOperationException ex)
         {

@@ -24,6 +24,52 @@ class AtomicFilesTest
     @TempDir
     Path dir;
 
+    /**
+     * An interrupt of the writing thread, before or in the middle of a write (it closes the file channel), loses no
+     * save: the file is written whole, and the thread keeps its interrupt for the code that owns it.
+     */
+    @Test
+    void aWriteOnAnInterruptedThreadLandsWholeAndKeepsTheInterrupt() throws IOException
+    {
+        final Path file = dir.resolve("summary.json");
+        final byte[] big = new byte[1 << 20];
+        java.util.Arrays.fill(big, (byte)'x');
+        Thread.currentThread().interrupt();
+        try
+        {
+            AtomicFiles.write(file, big);
+        }
+        finally
+        {
+            org.junit.jupiter.api.Assertions.assertTrue(Thread.interrupted(), "the interrupt kept");
+        }
+        assertArrayEquals(big, Files.readAllBytes(file));
+
+        final int[] calls = {0};
+        try
+        {
+            AtomicFiles.write(file, out -> {
+                out.write(big, 0, 1 << 10);
+                if (0 == calls[0]++)
+                {
+                    // As if cancelled while the file is half written: the next write to the channel closes it.
+                    Thread.currentThread().interrupt();
+                }
+                out.write(big, 1 << 10, big.length - (1 << 10));
+            });
+        }
+        finally
+        {
+            org.junit.jupiter.api.Assertions.assertTrue(Thread.interrupted(), "the interrupt kept");
+        }
+        assertEquals(2, calls[0], "written once more");
+        assertArrayEquals(big, Files.readAllBytes(file));
+        try (Stream<Path> files = Files.list(dir))
+        {
+            assertEquals(List.of(file), files.toList(), "no temporary file left");
+        }
+    }
+
     @Test
     void aNewFileShouldGetTheUmasksPermissionsAndAReplacedOneKeepItsOwn() throws IOException
     {
