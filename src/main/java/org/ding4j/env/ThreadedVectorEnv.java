@@ -156,24 +156,9 @@ public final class ThreadedVectorEnv extends VectorEnv
         {
             LockSupport.unpark(worker);
         }
-        boolean interrupted = false;
         for (final Thread worker : workers)
         {
-            while (worker.isAlive())
-            {
-                try
-                {
-                    worker.join();
-                }
-                catch (final InterruptedException ex)
-                {
-                    interrupted = true;
-                }
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
+            Threads.joinUninterruptibly(worker);
         }
         super.close();
     }

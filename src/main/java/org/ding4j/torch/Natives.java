@@ -269,25 +269,9 @@ public final class Natives
         {
             thread = background;
         }
-        if (null == thread)
+        if (null != thread)
         {
-            return;
-        }
-        boolean interrupted = false;
-        while (thread.isAlive())
-        {
-            try
-            {
-                thread.join();
-            }
-            catch (final InterruptedException ex)
-            {
-                interrupted = true;
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
+            Threads.joinUninterruptibly(thread);
         }
     }
 

@@ -87,6 +87,32 @@ public final class Threads
     }
 
     /**
+     * Waits until a thread has ended, whatever interrupts the waiting one: what the thread uses is freed next, so a
+     * wait cut short would free it under the thread. An interrupt that came meanwhile is set again on return.
+     *
+     * @param thread the thread (one never started returns at once)
+     */
+    public static void joinUninterruptibly(final Thread thread)
+    {
+        boolean interrupted = false;
+        while (thread.isAlive())
+        {
+            try
+            {
+                thread.join();
+            }
+            catch (final InterruptedException ex)
+            {
+                interrupted = true;
+            }
+        }
+        if (interrupted)
+        {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /**
      * Checks the thread count of a fused update ({@code policy.learn.update_threads}): 1, or 2 with a native helper
      * thread of the update's own; the policies check it when it is set, the fused updates when it is applied.
      *

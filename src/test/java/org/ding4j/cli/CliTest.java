@@ -130,6 +130,19 @@ class CliTest
         assertEquals("", err.toString());
     }
 
+    /** @return stdout closed or full: every write fails */
+    private static PrintWriter failingOut()
+    {
+        return new PrintWriter(new java.io.OutputStream()
+        {
+            @Override
+            public void write(final int b) throws java.io.IOException
+            {
+                throw new java.io.IOException("No space left on device");
+            }
+        });
+    }
+
     @Test
     void anOutputNobodyReceivedIsAFailure()
     {
@@ -138,15 +151,7 @@ class CliTest
                 parsed.out().println("the answer");
                 return 0;
             })));
-        // stdout closed or full: every write fails.
-        cli.setOut(new PrintWriter(new java.io.OutputStream()
-        {
-            @Override
-            public void write(final int b) throws java.io.IOException
-            {
-                throw new java.io.IOException("No space left on device");
-            }
-        }));
+        cli.setOut(failingOut());
         cli.setErr(new PrintWriter(err));
         assertEquals(1, cli.execute("say"));
         assertTrue(err.toString().startsWith("tool say: cannot write its output"), err.toString());
@@ -161,14 +166,7 @@ class CliTest
                 parsed.out().println("update 100");
                 return 0;
             })));
-        cli.setOut(new PrintWriter(new java.io.OutputStream()
-        {
-            @Override
-            public void write(final int b) throws java.io.IOException
-            {
-                throw new java.io.IOException("Broken pipe");
-            }
-        }));
+        cli.setOut(failingOut());
         cli.setErr(new PrintWriter(err));
         assertEquals(0, cli.execute("train"), "its files are its result");
         assertTrue(err.toString().startsWith("tool train: cannot write its output"), err.toString());

@@ -108,7 +108,9 @@ public final class ParallelDriver<B> implements AutoCloseable
         finally
         {
             stop();
-            joinQuietly(collectorThread);
+            // Whatever interrupts this thread (a run stopped by one returns with it set): the batches and the acting
+            // copy the collector uses are freed next.
+            Threads.joinUninterruptibly(collectorThread);
         }
         if (saveBestRequested)
         {
@@ -254,32 +256,6 @@ public final class ParallelDriver<B> implements AutoCloseable
             lock.notifyAll();
         }
         learner.stop();
-    }
-
-    private static void joinQuietly(final Thread thread)
-    {
-        if (Thread.State.NEW == thread.getState())
-        {
-            return;
-        }
-        // Until it has ended, whatever interrupts this thread (a run stopped by one returns with it set): the batches
-        // and the acting copy it uses are freed next.
-        boolean interrupted = false;
-        while (thread.isAlive())
-        {
-            try
-            {
-                thread.join();
-            }
-            catch (final InterruptedException ex)
-            {
-                interrupted = true;
-            }
-        }
-        if (interrupted)
-        {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** Frees the ring's batches and the copy (each, whatever fails). */
