@@ -13,8 +13,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The library's layers, checked on the compiled classes: the core (config, checkpoint, torch, log, data, policy,
- * hook, dist, learner, internal) imports neither the algorithms and their pipeline ({@code org.ding4j.rl..}) nor the command line
- * ({@code org.ding4j.cli..}); the algorithms do not import the command line; the
+ * hook, dist, learner, internal) imports neither the algorithms and their pipeline ({@code org.ding4j.rl..}) nor the
+ * command line ({@code org.ding4j.cli..}); the algorithms do not import the command line; the
  * JMX and Micrometer integrations stay out of the core, only the latter sees Micrometer, the JFR events see nothing
  * of ding4j's; no package depends on another in a cycle; and library code outside the CLI takes nothing of the host
  * process's (properties, shutdown hooks, exit, signals). The same rules are run on a fixture with a core -> rl

@@ -331,7 +331,9 @@ final class Cli
         this.err = writer;
     }
 
-    /** @param hook runs with the command's path ({@code "ding4j train"}) once its arguments are checked, before it runs */
+    /**
+     * @param hook runs with the command's path ({@code "ding4j train"}) once its arguments are checked, before it runs
+     */
     void beforeAction(final java.util.function.Consumer<String> hook)
     {
         this.beforeAction = hook;

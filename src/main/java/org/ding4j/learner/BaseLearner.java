@@ -239,7 +239,8 @@ public class BaseLearner<B> implements AutoCloseable
      * {@code prepare}, the stop vote (across ranks when distributed) and its {@code update}; {@code after_run} hooks
      * in {@code finally}. SIGINT/SIGTERM, or an interrupt of the calling thread ({@code Thread.interrupt()},
      * {@code Future.cancel(true)}), let the update in flight finish and save {@link #INTERRUPT_CHECKPOINT} (rank 0),
-     * and the run returns {@link RunOutcome#INTERRUPTED} with the thread's interrupt status set again; a failure saves {@link #EXCEPTION_CHECKPOINT}, is logged, tells the peers and is rethrown.
+     * and the run returns {@link RunOutcome#INTERRUPTED} with the thread's interrupt status set again; a failure
+     * saves {@link #EXCEPTION_CHECKPOINT}, is logged, tells the peers and is rethrown.
      * {@link #stop()} and {@link #close()} end it after the update in flight.
      *
      * @param loop what to do per update

@@ -72,7 +72,8 @@ final class LearnerConfig
         catch (final IOException ex)
         {
             log.close();
-            throw new IllegalStateException("cannot write the effective config to " + file + ": " + ex.getMessage(), ex);
+            throw new IllegalStateException("cannot write the effective config to " + file + ": " + ex.getMessage(),
+                ex);
         }
     }
 }

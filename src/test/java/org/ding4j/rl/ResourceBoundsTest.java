@@ -51,11 +51,11 @@ class ResourceBoundsTest
             + "ding4j command adds yours with DING4J_CLASSPATH=your/classes, for train and eval alike), got \"NoSuchEnv\"",
         "td3 | pipeline.max_env_step=50 | policy.learn.batch_size: expected at most pipeline.max_env_step (50: "
             + "no batch could be sampled before the run ends), got 64",
-        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$HiddenEnv | env.type: expected cartpole, pendulum, acrobot, or "
-            + "the name of a class implementing org.ding4j.env.Env with a public no-argument constructor; "
+        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$HiddenEnv | env.type: expected cartpole, pendulum, "
+            + "acrobot, or the name of a class implementing org.ding4j.env.Env with a public no-argument constructor; "
             + "org.ding4j.rl.ResourceBoundsTest$HiddenEnv is not a public static nested class",
-        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$NoSpaces | env.type: org.ding4j.rl.ResourceBoundsTest$NoSpaces's "
-            + "env returned no observationSpace() (null)",
+        "dqn | env.type=org.ding4j.rl.ResourceBoundsTest$NoSpaces | env.type: "
+            + "org.ding4j.rl.ResourceBoundsTest$NoSpaces's env returned no observationSpace() (null)",
     })
     void refusesWhatCannotEndOrFitByKey(final String algorithm, final String override, final String message)
     {

@@ -230,8 +230,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                 }
                 catch (final IOException ex)
                 {
-                    throw new UncheckedIOException("cannot write " + Path.of(exp, "total_config.yaml") + ": " + ex.getMessage(),
-                        ex);
+                    throw new UncheckedIOException("cannot write " + Path.of(exp, "total_config.yaml") + ": "
+                        + ex.getMessage(), ex);
                 }
             }
             startIter = learner.trainIter();
@@ -418,8 +418,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         }
         catch (final IOException ex)
         {
-            throw new UncheckedIOException("cannot save " + BEST_CHECKPOINT + " in " + learner.checkpoints().dir() + ": "
-                + ex.getMessage(), ex);
+            throw new UncheckedIOException("cannot save " + BEST_CHECKPOINT + " in " + learner.checkpoints().dir()
+                + ": " + ex.getMessage(), ex);
         }
     }
 
