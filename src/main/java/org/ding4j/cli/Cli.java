@@ -281,6 +281,11 @@ final class Cli
 
         private static Path toPath(final String what, final String text)
         {
+            if (null != text && text.isEmpty())
+            {
+                // Path.of("") is the working folder, which no option here means.
+                throw new UsageException(what + ": expected a path, got an empty value");
+            }
             try
             {
                 return null == text ? null : Path.of(text);

@@ -33,6 +33,7 @@ class CliTest
                 .action(parsed -> {
                     seen.set(parsed);
                     parsed.integer("--episodes");
+                    parsed.path("--ckpt");
                     if ("fail".equals(parsed.value("--ckpt")))
                     {
                         throw new IllegalStateException("it broke");
@@ -84,6 +85,8 @@ class CliTest
         assertRefused("tool run: unknown option '--foo' (options: --ckpt, --episodes, --seed, --set)",
             "run", "--ckpt", "m", "--foo");
         assertRefused("tool run: option '--ckpt' is required (FILE)", "run");
+        // Path.of("") would be the working folder.
+        assertRefused("tool run: option '--ckpt': expected a path, got an empty value", "run", "--ckpt=");
         assertRefused("tool run: option '--seed' needs a value (N)", "run", "--ckpt", "m", "--seed");
         assertRefused("tool run: option '--ckpt' needs a value (FILE)", "run", "--ckpt", "--seed", "1");
         assertRefused("tool run: option '--seed' may be given once, got '1' and '2'",
