@@ -209,14 +209,22 @@ class ExperimentFolderTest
             final OffPolicyRun.Summary again = new OffPolicyPipeline(user.with("learner.hook.load_ckpt_before_run",
                 exp.resolve("ckpt/iteration_20.pth.tar").toString())).run(p -> { });
             assertEquals(20, again.trainIter(), "no update ran");
+            // The env step limit: the resumed run still collects one round and trains its updates.
+            final long steps = (Long)new org.ding4j.checkpoint.TorchCheckpointIO().read(
+                exp.resolve("ckpt/iteration_20.pth.tar")).get("last_step");
+            new OffPolicyPipeline(user.with("pipeline.max_train_iter", 1000L).with("pipeline.max_env_step", steps)
+                .with("learner.hook.load_ckpt_before_run", exp.resolve("ckpt/iteration_20.pth.tar").toString()))
+                .run(p -> { });
         }
         finally
         {
             logger.detachAppender(seen);
         }
-        assertEquals(1, seen.list.size(), seen.list.toString());
+        assertEquals(2, seen.list.size(), seen.list.toString());
         assertTrue(seen.list.get(0).getFormattedMessage().contains("is at update 20, already at "
             + "pipeline.max_train_iter 20"), seen.list.get(0).getFormattedMessage());
+        assertTrue(seen.list.get(1).getFormattedMessage().contains("already at pipeline.max_env_step"),
+            seen.list.get(1).getFormattedMessage());
     }
 
     @Test

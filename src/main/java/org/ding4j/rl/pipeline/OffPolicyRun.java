@@ -245,18 +245,26 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
 
     /**
      * The update limit counts from the run's first start, resumes included (as DI-engine's): a resume at or past it
-     * runs no update, which a user who meant "this many more" should hear of rather than find an empty run. (At the
-     * env step limit a resumed serial run still collects once and runs that round's updates, as the loop's first
-     * round always does.)
+     * runs no update, which a user who meant "this many more" should hear of rather than find an empty run. At the
+     * env step limit a resumed run still collects once and runs that round's updates, as the loop's first round
+     * always does: said too.
      */
     private void warnIfAtLimit(final String loaded)
     {
         final long maxIter = cfg.getLong("pipeline.max_train_iter");
+        final long maxEnvStep = cfg.getLong("pipeline.max_env_step");
         if (learner.trainIter() >= maxIter)
         {
             org.slf4j.LoggerFactory.getLogger(OffPolicyRun.class).warn("resume: {} is at update {}, already at "
                 + "pipeline.max_train_iter {} (it counts from the run's first start): no update will run; raise it to "
                 + "train on", loaded, learner.trainIter(), maxIter);
+        }
+        else if (learner.collectorEnvstep() >= maxEnvStep)
+        {
+            org.slf4j.LoggerFactory.getLogger(OffPolicyRun.class).warn("resume: {} is at env step {}, already at "
+                + "pipeline.max_env_step {} (it counts from the run's first start): the run collects one round and "
+                + "trains its updates, then ends; raise it to train on", loaded, learner.collectorEnvstep(),
+                maxEnvStep);
         }
     }
 
