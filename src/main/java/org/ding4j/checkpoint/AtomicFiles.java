@@ -1,10 +1,9 @@
 package org.ding4j.checkpoint;
 
 import java.io.BufferedOutputStream;
+import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.nio.channels.Channels;
-import java.nio.channels.ClosedByInterruptException;
 import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -18,7 +17,8 @@ import java.util.Objects;
 
 /**
  * Writes files so that a crash never leaves a truncated file under the final name: the bytes go to a temporary
- * file in the same folder, are forced to disk, the temporary file is renamed over the target atomically, and the
+ * file in an owner-only folder of the write's own beside the target ({@code .NAME.PID-RANDOM.tmp/NAME}), are forced
+ * to disk, the temporary file is renamed over the target atomically, and the
  * folder is forced so that the rename itself survives a power cut. A reader sees the old file or the new one. A new
  * file gets the permissions the process's umask gives any file it creates (as {@code torch.save}'s would), a replaced
  * one keeps its own: a serving process or a teammate that could read the old checkpoint reads the new one.
@@ -79,8 +79,8 @@ public final class AtomicFiles
     }
 
     /**
-     * Deletes what a crash left of earlier writes into a folder: the temporary files this class names
-     * {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a second learner on the
+     * Deletes what a crash left of earlier writes into a folder: the temporary files (and a write's own folders)
+     * this class names {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a second learner on the
      * folder, in this JVM or another, must not delete a save in progress). Call it before writing into the folder
      * again (a learner does, for its checkpoint folder).
      *
@@ -101,12 +101,28 @@ public final class AtomicFiles
             {
                 if (!writtenByALiveProcess(file))
                 {
-                    Files.deleteIfExists(file);
+                    deleteTemporary(file);
                     removed.add(file);
                 }
             }
         }
         return removed;
+    }
+
+    /** Deletes a temporary file, or a write's own folder with the file in it. */
+    private static void deleteTemporary(final Path temporary) throws IOException
+    {
+        if (Files.isDirectory(temporary, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            try (DirectoryStream<Path> inside = Files.newDirectoryStream(temporary))
+            {
+                for (final Path file : inside)
+                {
+                    Files.deleteIfExists(file);
+                }
+            }
+        }
+        Files.deleteIfExists(temporary);
     }
 
     /** @return whether the temporary file's name carries the pid of a process that still runs */
@@ -133,7 +149,7 @@ public final class AtomicFiles
 
     /**
      * @param file a path
-     * @return whether it is one of this class's temporary files ({@code .NAME*.tmp})
+     * @return whether it is one of this class's temporary files or a write's own folder ({@code .NAME*.tmp})
      */
     public static boolean isTemporary(final Path file)
     {
@@ -142,48 +158,24 @@ public final class AtomicFiles
     }
 
     /**
-     * Replaces the file; an interrupt of the writing thread (the application cancelling its training thread), which
-     * closes a FileChannel in mid-write, makes it write once more with the interrupt kept for after, so the save is
-     * not lost to it and the run then stops as the interrupt asked.
+     * Replaces the file through a temporary one in a folder of this write's own, owner-only ({@code rwx------}), so
+     * that no other user can put a link in its place, written through a FileOutputStream and synced through its
+     * descriptor: neither is closed by an interrupt of the writing thread (the application cancelling its training
+     * thread, as often as it likes), which would close a FileChannel in mid-write and lose the save.
      */
     private static void replace(final Path absolute, final Content content) throws IOException
-    {
-        boolean interrupted = Thread.interrupted();
-        try
-        {
-            replaceOnce(absolute, content);
-        }
-        catch (final ClosedByInterruptException ex)
-        {
-            interrupted |= Thread.interrupted();
-            replaceOnce(absolute, content);
-        }
-        finally
-        {
-            if (interrupted)
-            {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    private static void replaceOnce(final Path absolute, final Content content) throws IOException
     {
         final Path folder = absolute.getParent();
         Files.createDirectories(folder);
         final String name = absolute.getFileName().toString();
-        // A new file of a name nobody else uses, created and opened at once (CREATE_NEW follows no link), with the
-        // permissions the umask gives any new file: Files.createTempFile would make it owner-only (0600), and the
-        // rename would carry that onto every checkpoint and summary.
-        Path temp = null;
-        FileChannel opened = null;
-        for (int attempt = 0; null == opened; attempt++)
+        Path own = null;
+        for (int attempt = 0; null == own; attempt++)
         {
-            temp = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END + Long.toUnsignedString(
-                java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
+            final Path candidate = folder.resolve("." + name + "." + ProcessHandle.current().pid() + PID_END
+                + Long.toUnsignedString(java.util.concurrent.ThreadLocalRandom.current().nextLong()) + ".tmp");
             try
             {
-                opened = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+                own = createOwnerOnlyFolder(candidate);
             }
             catch (final java.nio.file.FileAlreadyExistsException ex)
             {
@@ -193,14 +185,17 @@ public final class AtomicFiles
                 }
             }
         }
+        // The file itself gets the permissions the umask gives any new file: Files.createTempFile would make it
+        // owner-only (0600), and the rename would carry that onto every checkpoint and summary.
+        final Path temp = own.resolve(name);
         try
         {
-            try (FileChannel channel = opened)
+            try (FileOutputStream file = new FileOutputStream(temp.toFile()))
             {
-                final OutputStream out = new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16);
+                final OutputStream out = new BufferedOutputStream(file, 1 << 16);
                 content.writeTo(out);
                 out.flush();
-                channel.force(true);
+                file.getFD().sync();
             }
             // After the write: a read-only mode copied before it would have stopped it.
             keepPermissions(absolute, temp);
@@ -217,6 +212,21 @@ public final class AtomicFiles
         finally
         {
             Files.deleteIfExists(temp);
+            Files.deleteIfExists(own);
+        }
+    }
+
+    private static Path createOwnerOnlyFolder(final Path folder) throws IOException
+    {
+        try
+        {
+            return Files.createDirectory(folder, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+        }
+        catch (final UnsupportedOperationException ex)
+        {
+            // No POSIX permissions on this file system: no other users' modes to keep out either.
+            return Files.createDirectory(folder);
         }
     }
 

@@ -148,7 +148,9 @@ public final class TorchCheckpointIO implements CheckpointIO
     private static void refuseLegacyFormat(final Path file) throws IOException
     {
         final byte[] head = new byte[2];
-        try (InputStream in = Files.newInputStream(file))
+        // A FileInputStream, as ZipFile reads: a channel's stream would be closed by an interrupt of the reading
+        // thread (an application cancelling a resuming run), and the resume would fail instead of stopping.
+        try (InputStream in = new java.io.FileInputStream(file.toFile()))
         {
             if (2 == in.readNBytes(head, 0, 2) && (head[0] & 0xff) == 0x80)
             {

@@ -32,11 +32,12 @@ public interface ValueRule
         ? null : "expected a finite number > 0";
 
     /**
-     * A learning rate: a finite number in (0, 1]. Adam's steps are about the learning rate in size whatever the
-     * gradient, so a rate above 1 (1e308, 2^31) turns the weights non-finite within a few updates.
+     * A learning rate: a finite number in (0, 1], and not 0 in float32 either (the kernels' type: 1e-320 is). Adam's
+     * steps are about the learning rate in size whatever the gradient, so a rate above 1 (1e308, 2^31) turns the
+     * weights non-finite within a few updates.
      */
-    ValueRule LEARNING_RATE = v -> v instanceof Number n && n.doubleValue() > 0 && n.doubleValue() <= 1
-        ? null : "expected a learning rate in (0, 1]";
+    ValueRule LEARNING_RATE = v -> v instanceof Number n && (float)n.doubleValue() > 0 && n.doubleValue() <= 1
+        ? null : "expected a learning rate in (0, 1] (and above 0 in float32)";
 
     /**
      * Integers in {@code [min, max]}: a count that sizes arrays, threads or tensors is bounded by what it can use,

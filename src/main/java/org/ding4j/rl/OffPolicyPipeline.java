@@ -607,16 +607,29 @@ public final class OffPolicyPipeline
     }
 
     /** The folder's lock; a folder this process cannot write its lock file into is the key's fault. */
-    private static FolderLock lock(final Path folder)
+    private FolderLock lock(final Path folder)
     {
-        try
+        for (int tries = 0; ; tries++)
         {
-            return FolderLock.acquire(folder);
-        }
-        catch (final IOException ex)
-        {
-            throw new ConfigException("exp_name", "cannot write the experiment folder " + folder.toAbsolutePath()
-                + ": " + why(ex), ex);
+            try
+            {
+                return FolderLock.acquire(folder);
+            }
+            catch (final java.nio.channels.ClosedByInterruptException ex)
+            {
+                // An interrupt of this thread closed the lock file's channel as it was taken: the run keeps it for the
+                // learner (a stop), and takes the lock again, as often as it must.
+                interruptPending |= Thread.interrupted();
+                if (tries >= MAX_RENEWALS)
+                {
+                    throw new IllegalStateException("cannot lock " + folder + ": interrupted at every try", ex);
+                }
+            }
+            catch (final IOException ex)
+            {
+                throw new ConfigException("exp_name", "cannot write the experiment folder " + folder.toAbsolutePath()
+                    + ": " + why(ex), ex);
+            }
         }
     }
 

@@ -73,6 +73,75 @@ class InterruptedRunTest
         assertSaved(Path.of(pipeline.config().getString("exp_name")));
     }
 
+    /** "Interrupt it until it exits", a common shutdown: any number of interrupts is one stop, its saves whole. */
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"serial", "parallel"})
+    void interruptsUntilTheThreadEndsStopTheRunOnceWithItsFilesSaved(final String mode) throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("storm_" + mode).with("pipeline.mode", mode));
+        final CountDownLatch evaluated = new CountDownLatch(1);
+        final AtomicReference<Object> result = new AtomicReference<>();
+        final Thread trainer = new Thread(() -> {
+            try
+            {
+                result.set(pipeline.run(progress -> evaluated.countDown()));
+            }
+            catch (final Throwable t)
+            {
+                result.set(t);
+            }
+        }, "trainer");
+        trainer.start();
+        assertTrue(evaluated.await(120, TimeUnit.SECONDS), "the run evaluated once");
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (trainer.isAlive() && System.nanoTime() < deadline)
+        {
+            trainer.interrupt();
+            // Paces the interrupts (the loop ends when the thread does, not when this wait does).
+            trainer.join(1);
+        }
+        assertFalse(trainer.isAlive(), "the run ended");
+        final OffPolicyRun.Summary summary = assertInstanceOf(OffPolicyRun.Summary.class, result.get(),
+            () -> String.valueOf(result.get()));
+        assertTrue(summary.interrupted() && null == summary.error(), summary.toString());
+        assertSaved(Path.of(pipeline.config().getString("exp_name")));
+    }
+
+    /** An env that restores an interrupt it caught, on the parallel mode's collector thread: a failure, not a spin. */
+    @Test
+    void anInterruptedCollectorFailsTheRunNamingIt() throws Exception
+    {
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("collector").with("pipeline.mode", "parallel")
+            .with("env.type", InterruptingCartPole.class.getName()));
+        final IllegalStateException ex = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+            () -> pipeline.run(progress -> { }));
+        assertTrue(ex.getMessage().contains("the collector thread was interrupted"), ex.getMessage());
+        assertTrue(Files.readString(Path.of(pipeline.config().getString("exp_name")).resolve("summary.json"))
+            .contains("the collector thread was interrupted"));
+    }
+
+    /** CartPole whose 50th step restores an interrupt on its thread, as code that caught one should. */
+    public static final class InterruptingCartPole extends org.ding4j.env.EnvWrapper
+    {
+        private int steps;
+
+        /** A CartPole. */
+        public InterruptingCartPole()
+        {
+            super(new org.ding4j.rl.envs.CartPole());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            if (50 == ++steps)
+            {
+                Thread.currentThread().interrupt();
+            }
+            super.step(action, obs, result);
+        }
+    }
+
     @Test
     void aThreadInterruptedBeforeTheRunStopsAtOnceWithItsFilesSaved() throws Exception
     {

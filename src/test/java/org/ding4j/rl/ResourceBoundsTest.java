@@ -36,12 +36,14 @@ class ResourceBoundsTest
             + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,"
             + "4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096,4096] | policy.model: expected nets that "
             + "fit in memory: ",
-        "dqn | policy.learn.learning_rate=1e308 | policy.learn.learning_rate: expected a learning rate in (0, 1], "
-            + "got 1.0E308",
+        "dqn | policy.learn.learning_rate=1e308 | policy.learn.learning_rate: expected a learning rate in (0, 1] (and "
+            + "above 0 in float32), got 1.0E308",
+        "dqn | policy.learn.learning_rate=1e-320 | policy.learn.learning_rate: expected a learning rate in (0, 1] (and "
+            + "above 0 in float32), got 1.0E-320",
         "td3 | policy.learn.learning_rate_actor=2147483648 | policy.learn.learning_rate_actor: expected a learning "
-            + "rate in (0, 1], got 2.147483648E9",
+            + "rate in (0, 1] (and above 0 in float32), got 2.147483648E9",
         "sac | policy.learn.learning_rate_alpha=1e308 | policy.learn.learning_rate_alpha: expected a learning rate "
-            + "in (0, 1], got 1.0E308",
+            + "in (0, 1] (and above 0 in float32), got 1.0E308",
         "sac | policy.learn.alpha=1e300 | policy.learn.alpha: expected a temperature in (0, 100], got 1.0E300",
         "td3 | policy.other.replay_buffer.replay_buffer_size=2147483647 | policy.other.replay_buffer."
             + "replay_buffer_size: expected an integer in [1, ",

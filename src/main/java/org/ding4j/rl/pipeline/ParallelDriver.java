@@ -206,6 +206,12 @@ public final class ParallelDriver<B> implements AutoCloseable
         {
             while (!stopping)
             {
+                if (Thread.currentThread().isInterrupted())
+                {
+                    // Nothing of ding4j's interrupts its collector; an env or a progress callback that restored an
+                    // interrupt it caught did. Every collection would end at once on it, and this loop spin.
+                    throw new InterruptedException();
+                }
                 synchronized (lock)
                 {
                     copy.refresh();
@@ -237,6 +243,11 @@ public final class ParallelDriver<B> implements AutoCloseable
                     }
                 }
             }
+        }
+        catch (final InterruptedException ex)
+        {
+            collectorFailure = new IllegalStateException("the collector thread was interrupted (an env or a progress "
+                + "callback restoring an interrupt it caught?): it cannot collect on", ex);
         }
         catch (final Throwable t)
         {
