@@ -80,9 +80,9 @@ public final class AtomicFiles
 
     /**
      * Deletes what a crash left of earlier writes into a folder: the temporary files (and a write's own folders)
-     * this class names {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a second learner on the
-     * folder, in this JVM or another, must not delete a save in progress). Call it before writing into the folder
-     * again (a learner does, for its checkpoint folder).
+     * this class names {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a
+     * second learner on the folder, in this JVM or another, must not delete a save in progress). Call it before
+     * writing into the folder again (a learner does, for its checkpoint folder).
      *
      * @param folder the folder; nothing happens if it does not exist
      * @return the files removed
