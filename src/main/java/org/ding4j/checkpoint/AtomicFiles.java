@@ -84,9 +84,12 @@ public final class AtomicFiles
      * second learner on the folder, in this JVM or another, must not delete a save in progress). Call it before
      * writing into the folder again (a learner does, for its checkpoint folder).
      *
+     * A leftover that cannot go (another user's, one removed meanwhile by another cleaner, a folder holding more than
+     * a write leaves) is left: it must not stop the writes to come.
+     *
      * @param folder the folder; nothing happens if it does not exist
-     * @return the files removed
-     * @throws IOException if the folder cannot be listed or a file removed
+     * @return the files and folders removed
+     * @throws IOException if the folder cannot be listed
      */
     public static List<Path> removeStaleTemporaries(final Path folder) throws IOException
     {
@@ -99,30 +102,53 @@ public final class AtomicFiles
         {
             for (final Path file : stale)
             {
-                if (!writtenByALiveProcess(file))
+                try
                 {
-                    deleteTemporary(file);
-                    removed.add(file);
+                    if (!writtenByALiveProcess(file) && deleteTemporary(stale, file))
+                    {
+                        removed.add(file);
+                    }
+                }
+                catch (final IOException ex)
+                {
+                    // Left, as said above.
                 }
             }
         }
         return removed;
     }
 
-    /** Deletes a temporary file, or a write's own folder with the file in it. */
-    private static void deleteTemporary(final Path temporary) throws IOException
+    /**
+     * Deletes a temporary file, or a write's own folder with its one file, through the listing's own handle on the
+     * folder without following a link (a link swapped in for the folder would otherwise lead the deletion elsewhere);
+     * where the platform has no such handle, a folder is left.
+     *
+     * @return whether it was deleted
+     */
+    private static boolean deleteTemporary(final DirectoryStream<Path> listing, final Path temporary)
+        throws IOException
     {
-        if (Files.isDirectory(temporary, java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        if (!Files.isDirectory(temporary, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
-            try (DirectoryStream<Path> inside = Files.newDirectoryStream(temporary))
+            return Files.deleteIfExists(temporary);
+        }
+        if (!(listing instanceof java.nio.file.SecureDirectoryStream<Path> secure))
+        {
+            return false;
+        }
+        final Path name = temporary.getFileName();
+        try (java.nio.file.SecureDirectoryStream<Path> own = secure.newDirectoryStream(name,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS))
+        {
+            final List<Path> inside = new ArrayList<>();
+            own.forEach(inside::add);
+            for (final Path file : inside)
             {
-                for (final Path file : inside)
-                {
-                    Files.deleteIfExists(file);
-                }
+                own.deleteFile(file.getFileName());
             }
         }
-        Files.deleteIfExists(temporary);
+        secure.deleteDirectory(name);
+        return true;
     }
 
     /** @return whether the temporary file's name carries the pid of a process that still runs */
@@ -209,25 +235,53 @@ public final class AtomicFiles
             }
             forceFolder(folder);
         }
-        finally
+        catch (final IOException | RuntimeException ex)
         {
-            Files.deleteIfExists(temp);
+            try
+            {
+                Files.deleteIfExists(temp);
+                Files.deleteIfExists(own);
+            }
+            catch (final IOException cleanup)
+            {
+                ex.addSuppressed(cleanup);
+            }
+            throw ex;
+        }
+        // The target is written: a folder that will not go is a leftover for the next cleanup, not a failed save.
+        try
+        {
             Files.deleteIfExists(own);
+        }
+        catch (final IOException ex)
+        {
+            // As said.
         }
     }
 
     private static Path createOwnerOnlyFolder(final Path folder) throws IOException
     {
+        final java.util.Set<java.nio.file.attribute.PosixFilePermission> ownerOnly =
+            java.nio.file.attribute.PosixFilePermissions.fromString("rwx------");
+        final Path made;
         try
         {
-            return Files.createDirectory(folder, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
-                java.nio.file.attribute.PosixFilePermissions.fromString("rwx------")));
+            made = Files.createDirectory(folder, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                ownerOnly));
         }
         catch (final UnsupportedOperationException ex)
         {
             // No POSIX permissions on this file system: no other users' modes to keep out either.
             return Files.createDirectory(folder);
         }
+        // Set again: the mode given at creation passes through the umask (0277 would leave it without write).
+        final java.nio.file.attribute.PosixFileAttributeView view = Files.getFileAttributeView(made,
+            java.nio.file.attribute.PosixFileAttributeView.class, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (null != view)
+        {
+            view.setPermissions(ownerOnly);
+        }
+        return made;
     }
 
     /**

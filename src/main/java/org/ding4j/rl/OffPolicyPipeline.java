@@ -622,7 +622,7 @@ public final class OffPolicyPipeline
                 interruptPending |= Thread.interrupted();
                 if (tries >= MAX_RENEWALS)
                 {
-                    throw new IllegalStateException("cannot lock " + folder + ": interrupted at every try", ex);
+                    throw new java.io.UncheckedIOException("cannot lock " + folder + ": interrupted at every try", ex);
                 }
             }
             catch (final IOException ex)

@@ -102,12 +102,19 @@ class AtomicFilesTest
         final Path live = Files.createFile(dir.resolve(".a.pth.tar." + ProcessHandle.current().pid() + "-42.tmp"));
         final Path dead = Files.createFile(dir.resolve(".a.pth.tar.99999999-42.tmp"));
         final Path older = Files.createFile(dir.resolve(".a.pth.tar123456.tmp"));
-        // A crashed write's own folder, with its half-written file.
+        // A crashed write's own folder, with its half-written file; a live writer's folder; a folder that holds more
+        // than a write leaves (a subfolder), which cannot go and must not stop the cleanup.
         final Path crashed = Files.createDirectory(dir.resolve(".a.pth.tar.99999998-7.tmp"));
         Files.writeString(crashed.resolve("a.pth.tar"), "half");
+        final Path writing = Files.createDirectory(dir.resolve(".b.pth.tar." + ProcessHandle.current().pid()
+            + "-9.tmp"));
+        Files.writeString(writing.resolve("b.pth.tar"), "in progress");
+        final Path odd = Files.createDirectories(dir.resolve(".c.pth.tar.99999997-1.tmp").resolve("deeper"));
         assertEquals(List.of(crashed, dead, older), AtomicFiles.removeStaleTemporaries(dir).stream().sorted()
             .toList());
         org.junit.jupiter.api.Assertions.assertFalse(Files.exists(crashed));
         assertEquals(true, Files.exists(live));
+        assertEquals("in progress", Files.readString(writing.resolve("b.pth.tar")));
+        assertEquals(true, Files.exists(odd), "left");
     }
 }

@@ -28,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * channels the saves wrote through, and the run lost its summary and checkpoints); and {@code stop()} ends a run from
  * any thread.
  */
+@org.junit.jupiter.api.Timeout(value = 300, unit = TimeUnit.SECONDS)
 class InterruptedRunTest
 {
     @TempDir
@@ -165,21 +166,23 @@ class InterruptedRunTest
     void stopEndsTheRunFromAnotherThreadOrBeforeItStarts() throws Exception
     {
         final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("stopped"));
-        final AtomicReference<OffPolicyRun.Summary> result = new AtomicReference<>();
+        final AtomicReference<Object> result = new AtomicReference<>();
         final Thread trainer = new Thread(() -> {
             try
             {
                 result.set(pipeline.run(progress -> pipeline.stop()));
             }
-            catch (final java.io.IOException ex)
+            catch (final Throwable t)
             {
-                throw new java.io.UncheckedIOException(ex);
+                result.set(t);
             }
         }, "trainer");
         trainer.start();
         trainer.join(TimeUnit.SECONDS.toMillis(120));
         assertFalse(trainer.isAlive(), "the run ended");
-        assertTrue(result.get().stopped() && !result.get().interrupted(), String.valueOf(result.get()));
+        final OffPolicyRun.Summary stopped = assertInstanceOf(OffPolicyRun.Summary.class, result.get(),
+            () -> String.valueOf(result.get()));
+        assertTrue(stopped.stopped() && !stopped.interrupted(), stopped.toString());
         assertTrue(Files.readString(Path.of(pipeline.config().getString("exp_name")).resolve("summary.json"))
             .contains("\"stopped\" : true"));
 

@@ -56,7 +56,12 @@ public final class Restarts
     {
         try
         {
-            return Files.readString(folder.resolve(JOB_FILE), StandardCharsets.UTF_8).strip();
+            // A FileInputStream: a channel an interrupt of this thread closed would read as no mark, and the mark be
+            // written again, newer than the job's own checkpoints.
+            try (java.io.InputStream in = new java.io.FileInputStream(folder.resolve(JOB_FILE).toFile()))
+            {
+                return new String(in.readAllBytes(), StandardCharsets.UTF_8).strip();
+            }
         }
         catch (final IOException ex)
         {
