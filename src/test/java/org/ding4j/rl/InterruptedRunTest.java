@@ -51,18 +51,7 @@ class InterruptedRunTest
         final CountDownLatch evaluated = new CountDownLatch(1);
         final AtomicReference<Object> result = new AtomicReference<>();
         final AtomicBoolean statusAfter = new AtomicBoolean();
-        final Thread trainer = new Thread(() -> {
-            try
-            {
-                result.set(pipeline.run(progress -> evaluated.countDown()));
-            }
-            catch (final Throwable t)
-            {
-                result.set(t);
-            }
-            statusAfter.set(Thread.currentThread().isInterrupted());
-        }, "trainer");
-        trainer.start();
+        final Thread trainer = trainer(pipeline, progress -> evaluated.countDown(), result, statusAfter);
         assertTrue(evaluated.await(120, TimeUnit.SECONDS), "the run evaluated once");
         trainer.interrupt();
         trainer.join(TimeUnit.SECONDS.toMillis(120));
@@ -82,17 +71,7 @@ class InterruptedRunTest
         final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("storm_" + mode).with("pipeline.mode", mode));
         final CountDownLatch evaluated = new CountDownLatch(1);
         final AtomicReference<Object> result = new AtomicReference<>();
-        final Thread trainer = new Thread(() -> {
-            try
-            {
-                result.set(pipeline.run(progress -> evaluated.countDown()));
-            }
-            catch (final Throwable t)
-            {
-                result.set(t);
-            }
-        }, "trainer");
-        trainer.start();
+        final Thread trainer = trainer(pipeline, progress -> evaluated.countDown(), result, new AtomicBoolean());
         assertTrue(evaluated.await(120, TimeUnit.SECONDS), "the run evaluated once");
         final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while (trainer.isAlive() && System.nanoTime() < deadline)
@@ -167,17 +146,7 @@ class InterruptedRunTest
     {
         final OffPolicyPipeline pipeline = new OffPolicyPipeline(endless("stopped"));
         final AtomicReference<Object> result = new AtomicReference<>();
-        final Thread trainer = new Thread(() -> {
-            try
-            {
-                result.set(pipeline.run(progress -> pipeline.stop()));
-            }
-            catch (final Throwable t)
-            {
-                result.set(t);
-            }
-        }, "trainer");
-        trainer.start();
+        final Thread trainer = trainer(pipeline, progress -> pipeline.stop(), result, new AtomicBoolean());
         trainer.join(TimeUnit.SECONDS.toMillis(120));
         assertFalse(trainer.isAlive(), "the run ended");
         final OffPolicyRun.Summary stopped = assertInstanceOf(OffPolicyRun.Summary.class, result.get(),
@@ -190,6 +159,29 @@ class InterruptedRunTest
         early.stop();
         final OffPolicyRun.Summary summary = early.run(progress -> { });
         assertTrue(summary.stopped() && 0 == summary.trainIter(), summary.toString());
+    }
+
+    /**
+     * @return a started thread that runs the pipeline, leaving its summary (or what it threw) in {@code result} and
+     *     its interrupt status after {@code run} returned in {@code statusAfter}
+     */
+    private static Thread trainer(final OffPolicyPipeline pipeline,
+        final java.util.function.Consumer<OffPolicyRun.Progress> progress, final AtomicReference<Object> result,
+        final AtomicBoolean statusAfter)
+    {
+        final Thread trainer = new Thread(() -> {
+            try
+            {
+                result.set(pipeline.run(progress));
+            }
+            catch (final Throwable t)
+            {
+                result.set(t);
+            }
+            statusAfter.set(Thread.currentThread().isInterrupted());
+        }, "trainer");
+        trainer.start();
+        return trainer;
     }
 
     private static void assertSaved(final Path exp) throws Exception
