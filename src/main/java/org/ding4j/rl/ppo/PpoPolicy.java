@@ -655,11 +655,12 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        if (!(state.get("model") instanceof Map<?, ?>) || !(state.get("optimizer") instanceof Map<?, ?>)
-            || !(state.get("shuffle") instanceof Long saved))
+        requireSection(state, "model");
+        requireSection(state, "optimizer");
+        if (!(state.get("shuffle") instanceof Long saved))
         {
-            throw new IllegalArgumentException("PPO state: expected model, optimizer and shuffle, got "
-                + state.keySet());
+            throw new IllegalArgumentException("PPO state: 'shuffle' (the minibatch shuffle's stream): expected an "
+                + "integer, got " + found(state, "shuffle"));
         }
         loadModel(state);
         optimizer.loadStateDict((Map<String, Object>)state.get("optimizer"));
@@ -676,13 +677,27 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
      */
     public void loadModel(final Map<String, Object> state)
     {
-        if (!(state.get("model") instanceof Map<?, ?> model))
-        {
-            throw new IllegalArgumentException("PPO state: expected a model dict, got " + state.keySet());
-        }
-        params.loadStateDict(model, true);
+        params.loadStateDict(requireSection(state, "model"), true);
         // The acting copies repack from the new weights.
         updates++;
+    }
+
+    /** @return the state's section of that name, a dict, or an error naming what was there instead */
+    private static Map<?, ?> requireSection(final Map<String, Object> state, final String key)
+    {
+        if (!(state.get(key) instanceof Map<?, ?> section))
+        {
+            throw new IllegalArgumentException("PPO state: '" + key + "': expected a dict, got " + found(state, key));
+        }
+        return section;
+    }
+
+    /** @return what a state holds under a key, for an error: its type, or that it is missing among the keys there */
+    private static String found(final Map<String, Object> state, final String key)
+    {
+        final Object value = state.get(key);
+        return null == value ? "nothing (the state holds " + state.keySet() + ")"
+            : value.getClass().getSimpleName();
     }
 
     @Override

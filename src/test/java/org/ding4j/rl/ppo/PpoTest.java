@@ -257,6 +257,26 @@ class PpoTest
         }
     }
 
+    /** A resume's state of the wrong kind is named by its section and what was there, not by the list of keys. */
+    @Test
+    void aStateOfTheWrongKindIsNamedBySection()
+    {
+        try (PpoPolicy policy = new PpoPolicy(new PpoPolicy.Settings(2, 2, true, new long[] {8}, 4, 1, 1e-3, 0.2,
+            false, 0.5, 0.0, true, 0.5, true), 1))
+        {
+            final java.util.Map<String, Object> state = new java.util.LinkedHashMap<>(policy.stateDict());
+            state.put("shuffle", "abc");
+            assertEquals("PPO state: 'shuffle' (the minibatch shuffle's stream): expected an integer, got String",
+                assertThrows(IllegalArgumentException.class, () -> policy.loadStateDict(state)).getMessage());
+            state.put("model", java.util.List.of(1L, 2L, 3L));
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> policy.loadStateDict(state)).getMessage()
+                .startsWith("PPO state: 'model': expected a dict, got "));
+            state.remove("model");
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> policy.loadModel(state)).getMessage()
+                .startsWith("PPO state: 'model': expected a dict, got nothing (the state holds ["));
+        }
+    }
+
     /** Two observations, two actions; the reward is NaN at step {@code nanAt} (never when negative). */
     private static final class NanReward implements Env
     {
