@@ -47,7 +47,8 @@ import org.ding4j.torch.Seeding;
  * limit ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
  * <p>
  * A run of its own never writes over an earlier one: when {@code exp_name} holds an earlier run's files
- * ({@code summary.json}, {@code total_config.yaml}, {@code ckpt/} or {@code log/}), it writes
+ * ({@code summary.json}, {@code total_config.yaml}, {@code config.yaml}, {@code ckpt/} or {@code log/}, the user's own
+ * by those names too), it writes
  * {@code {exp_name}_{yyMMdd_HHmmss}} instead, as DI-engine's {@code compile_config(renew_dir=True)} does
  * ({@link #config()} and {@link #renewedFrom()} say so), a resume from that folder's checkpoint included. An empty
  * folder, or one of other files, is used as it is. The ranks of a data-parallel job and the attempts of one a
@@ -173,10 +174,10 @@ public final class OffPolicyPipeline
             requireArchive(loadPath);
         }
         algorithm.check(cfg);
-        if (null != evaluationTooLong(cfg.getLong("env.n_evaluator_episode")))
+        final String evaluationTooLong = evaluationTooLong(cfg.getLong("env.n_evaluator_episode"));
+        if (null != evaluationTooLong)
         {
-            throw new ConfigException("env.n_evaluator_episode", evaluationTooLong(
-                cfg.getLong("env.n_evaluator_episode")));
+            throw new ConfigException("env.n_evaluator_episode", evaluationTooLong);
         }
         checkNetMemory(algorithm.parameterCount(cfg));
         this.training = training;

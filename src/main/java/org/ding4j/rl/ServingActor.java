@@ -5,8 +5,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Consumer;
 
-import org.bytedeco.javacpp.PointerScope;
-import org.bytedeco.pytorch.global.torch;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
@@ -222,26 +220,11 @@ public final class ServingActor
         @Override
         public void call(final HookContext context)
         {
-            if (when.test(context) && finite())
+            // Never a diverged update's weights: the readers keep the last finite publish.
+            if (when.test(context) && served.allFinite())
             {
                 publish();
             }
-        }
-    }
-
-    /** @return whether every weight the actor serves is finite (a diverged update leaves NaN) */
-    private boolean finite()
-    {
-        try (PointerScope scope = new PointerScope())
-        {
-            for (int g = 0; g < served.groupCount(); g++)
-            {
-                if (!torch.isfinite(served.group(g).values()).all().item_bool())
-                {
-                    return false;
-                }
-            }
-            return true;
         }
     }
 

@@ -2,6 +2,7 @@ package org.ding4j.torch;
 
 import java.util.List;
 
+import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 
@@ -32,6 +33,15 @@ final class Checks
     static boolean isFloat32(final Tensor t)
     {
         return torch.ScalarType.Float.value == t.scalar_type().value;
+    }
+
+    /** @return whether every value of the tensor is finite (no NaN, no infinity: what a diverged update leaves) */
+    static boolean allFinite(final Tensor t)
+    {
+        try (PointerScope scope = new PointerScope())
+        {
+            return torch.isfinite(t).all().item_bool();
+        }
     }
 
     /** @return a tensor's shape as an error message shows it: {@code [8, 4]} */

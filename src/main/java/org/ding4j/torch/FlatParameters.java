@@ -375,7 +375,7 @@ public final class FlatParameters implements AutoCloseable
             // saved again as the best) without a word, and every later update would be NaN too.
             for (final int i : loadable)
             {
-                if (!torch.isfinite((Tensor)source.get(names[i])).all().item_bool())
+                if (!Checks.allFinite((Tensor)source.get(names[i])))
                 {
                     throw new IllegalArgumentException("state dict: " + names[i] + " has non-finite values (NaN or "
                         + "infinity); a diverged net is not loaded");
@@ -387,6 +387,19 @@ public final class FlatParameters implements AutoCloseable
             }
         }
         return report;
+    }
+
+    /** @return whether every value is finite (a diverged update leaves NaN or infinity) */
+    public boolean allFinite()
+    {
+        for (final Group group : groups)
+        {
+            if (!Checks.allFinite(group.values()))
+            {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** Zeroes every gradient buffer in place, keeping the views autograd accumulates into. */

@@ -8,7 +8,6 @@ import java.util.Objects;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
-import org.bytedeco.pytorch.global.torch;
 
 /**
  * An optimizer that updates {@link FlatParameters} with one native kernel call per buffer, with optional
@@ -337,17 +336,20 @@ public abstract sealed class FusedOptimizer<C> implements AutoCloseable permits 
      */
     private static void requireUsable(final String key, final Tensor saved, final boolean nonNegative)
     {
-        try (PointerScope scope = new PointerScope())
+        if (!Checks.allFinite(saved))
         {
-            if (!torch.isfinite(saved).all().item_bool())
+            throw new IllegalArgumentException(key + ": has non-finite values (NaN or infinity); a diverged optimizer "
+                + "is not loaded");
+        }
+        if (nonNegative && saved.numel() > 0)
+        {
+            try (PointerScope scope = new PointerScope())
             {
-                throw new IllegalArgumentException(key + ": has non-finite values (NaN or infinity); a diverged "
-                    + "optimizer is not loaded");
-            }
-            if (nonNegative && saved.numel() > 0 && saved.min().item_double() < 0)
-            {
-                throw new IllegalArgumentException(key + ": expected values >= 0 (a second moment), got "
-                    + saved.min().item_double());
+                final double least = saved.min().item_double();
+                if (least < 0)
+                {
+                    throw new IllegalArgumentException(key + ": expected values >= 0 (a second moment), got " + least);
+                }
             }
         }
     }
