@@ -46,6 +46,8 @@ public final class ParallelDriver<B> implements AutoCloseable
     private long granted;
     private long issued;
     private volatile boolean stopping;
+    /** True while the loader's thread samples into a ring batch: {@link #close()} waits for it (under the lock). */
+    private boolean filling;
     private volatile boolean saveBestRequested;
     private volatile Throwable collectorFailure;
 
@@ -193,10 +195,22 @@ public final class ParallelDriver<B> implements AutoCloseable
                 return batch;
             }
             issued++;
+            filling = true;
             // The collector may be waiting for the learner to use up its grant.
             lock.notifyAll();
         }
-        parts.replay().sample(batch);
+        try
+        {
+            parts.replay().sample(batch);
+        }
+        finally
+        {
+            synchronized (lock)
+            {
+                filling = false;
+                lock.notifyAll();
+            }
+        }
         return batch;
     }
 
@@ -269,13 +283,17 @@ public final class ParallelDriver<B> implements AutoCloseable
         learner.stop();
     }
 
-    /** Frees the ring's batches and the copy (each, whatever fails). */
+    /**
+     * Frees the ring's batches and the copy (each, whatever fails), once the loader's thread, which the learner stops
+     * only when it closes, has finished the batch it may still be sampling into: it starts no other after this.
+     */
     @Override
     public void close()
     {
         final IllegalStateException failure = new IllegalStateException("ParallelDriver: closing a batch failed");
         try
         {
+            awaitNoFill();
             closeBatches(failure);
         }
         finally
@@ -285,6 +303,32 @@ public final class ParallelDriver<B> implements AutoCloseable
         if (failure.getSuppressed().length > 0)
         {
             throw failure;
+        }
+    }
+
+    private void awaitNoFill()
+    {
+        boolean interrupted = false;
+        synchronized (lock)
+        {
+            stopping = true;
+            lock.notifyAll();
+            while (filling)
+            {
+                try
+                {
+                    // A sample is a bounded copy out of the replay; an interrupt must not free the batch under it.
+                    lock.wait();
+                }
+                catch (final InterruptedException ex)
+                {
+                    interrupted = true;
+                }
+            }
+        }
+        if (interrupted)
+        {
+            Thread.currentThread().interrupt();
         }
     }
 
