@@ -78,5 +78,12 @@ def write(path):
     print(json.dumps(describe(ckpt)))
 
 
+def views(path):
+    # One storage, rebuilt by every key as a tensor object of its own (the same view): a hostile file's shape.
+    storage = torch.arange(100000, dtype=torch.float32)
+    torch.save({"k%d" % i: storage[:] for i in range(20000)}, path)
+    print(json.dumps({"sum": float(storage.double().sum())}))
+
+
 if __name__ == "__main__":
-    {"check": check, "write": write}[sys.argv[1]](sys.argv[2])
+    {"check": check, "write": write, "views": views}[sys.argv[1]](sys.argv[2])

@@ -1,7 +1,7 @@
 package org.ding4j.checkpoint;
 
 import java.util.Base64;
-import java.util.IdentityHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,15 +33,35 @@ public final class CheckpointInspector
     {
         try (PointerScope scope = new PointerScope())
         {
-            return node(state, "", new IdentityHashMap<>());
+            return node(state, "", new HashMap<>());
         }
     }
 
     /**
-     * @param seen each tensor's description, computed once: a checkpoint may reference one tensor from many paths
+     * What makes two tensors the same to describe: where their first element lies, their dtype, shape and strides.
+     * A file may rebuild one view of one storage from many paths, as many tensor objects (a crafted one did so
+     * 700,000 times, each a sum over the whole storage).
+     */
+    private record View(long address, int dtype, List<Long> shape, List<Long> strides)
+    {
+        static View of(final Tensor t)
+        {
+            final long address = 0 == t.numel() ? 0 : t.data_ptr().address();
+            return new View(address, t.scalar_type().value, boxed(t.sizes().vec().get()),
+                boxed(t.strides().vec().get()));
+        }
+
+        private static List<Long> boxed(final long[] values)
+        {
+            return java.util.Arrays.stream(values).boxed().toList();
+        }
+    }
+
+    /**
+     * @param seen each view's description, computed once: a checkpoint may reference one tensor from many paths
      *             (the reader bounds how many), and its sum is read once
      */
-    private static JsonNode node(final Object value, final String path, final Map<Tensor, ObjectNode> seen)
+    private static JsonNode node(final Object value, final String path, final Map<View, ObjectNode> seen)
     {
         final JsonNodeFactory json = JsonNodeFactory.instance;
         if (null == value)
@@ -50,7 +70,7 @@ public final class CheckpointInspector
         }
         if (value instanceof Tensor t)
         {
-            final ObjectNode described = seen.computeIfAbsent(t, k -> tensor(k, path)).deepCopy();
+            final ObjectNode described = seen.computeIfAbsent(View.of(t), k -> tensor(t, path)).deepCopy();
             return described.put("path", path);
         }
         if (value instanceof Map<?, ?> map)
@@ -89,6 +109,15 @@ public final class CheckpointInspector
     }
 
     private static ObjectNode tensor(final Tensor t, final String firstPath)
+    {
+        // The temporaries of one description go with it: thousands of tensors must not hold theirs to the end.
+        try (PointerScope scope = new PointerScope())
+        {
+            return describeTensor(t, firstPath);
+        }
+    }
+
+    private static ObjectNode describeTensor(final Tensor t, final String firstPath)
     {
         final ObjectNode node = JsonNodeFactory.instance.objectNode();
         final TorchDtypes dtype = TorchDtypes.byScalarType(t.scalar_type(), firstPath);

@@ -169,6 +169,26 @@ class PyTorchInteropTest
         }
     }
 
+    @Test
+    void inspectShouldDescribeOneViewRebuiltByManyKeysOnce() throws Exception
+    {
+        // 20,000 tensor objects over one 100,000-float storage: described each on its own, their sums' temporaries
+        // (800 KB each) took 16 GB before the first was freed.
+        final Path file = dir.resolve("views.pth.tar");
+        final double sum = python("views", file).get("sum").asDouble();
+        try (PointerScope scope = new PointerScope())
+        {
+            final JsonNode described = CheckpointInspector.describe(io.read(file));
+            assertEquals(20000, described.size());
+            for (final String key : List.of("k0", "k1", "k19999"))
+            {
+                assertEquals(key, described.get(key).get("path").asText());
+                assertEquals(sum, described.get(key).get("sum").asDouble());
+                assertEquals(100000, described.get(key).get("shape").get(0).asLong());
+            }
+        }
+    }
+
     private static Mlp seeded(final long... sizes)
     {
         torch.manual_seed(11);
