@@ -112,6 +112,11 @@ final class TrainCommand
         user = ConfigFiles.override(user, overrides);
         if (null != seed)
         {
+            if (overrides.stream().anyMatch(o -> o.indexOf('=') > 0 && "seed".equals(o.substring(0,
+                o.indexOf('=')).trim())))
+            {
+                throw new Cli.UsageException("give --seed or --set seed=..., not both");
+            }
             user = user.with("seed", seed);
         }
         // RANK/WORLD_SIZE/MASTER_* from `ding4j launch` (or torchrun-style by hand) make this one rank of a job.

@@ -264,7 +264,8 @@ public final class ConfigFiles
      * @param config    the tree to override
      * @param overrides the overrides
      * @return the new tree
-     * @throws ConfigException if an override has no '=' or an empty key
+     * @throws ConfigException if an override has no '=' or an empty key, or its value is not one line (YAML would
+     *     fold a line break in a plain value to a space)
      */
     public static Config override(final Config config, final List<String> overrides)
     {
@@ -278,6 +279,11 @@ public final class ConfigFiles
             }
             final String key = override.substring(0, eq).trim();
             final String text = override.substring(eq + 1).trim();
+            if (text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0)
+            {
+                throw new ConfigException(key, "override value has a line break: an override is one line (YAML "
+                    + "would read \"a\\nb\" as \"a b\"); put a multi-line value in the config file");
+            }
             final Object value;
             try
             {

@@ -90,6 +90,9 @@ class ConfigFilesStrictTest
         assertEquals("policy.a: override value \"{a: 1, a: 2}\": duplicate key a (line 1)",
             assertThrows(ConfigException.class,
                 () -> ConfigFiles.override(Config.empty(), List.of("policy={a: 1, a: 2}"))).getMessage());
+        assertEquals("exp_name: override value has a line break: an override is one line (YAML would read \"a\\nb\" "
+            + "as \"a b\"); put a multi-line value in the config file", assertThrows(ConfigException.class,
+                () -> ConfigFiles.override(Config.empty(), List.of("exp_name=a\nb"))).getMessage());
     }
 
     @Test
