@@ -11,6 +11,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.pipeline.Actor;
@@ -424,18 +425,19 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
             }
         }
         // Checked before anything changes: -1 would shift TD3's actor turns; a failed load leaves the policy as it was.
-        if (!(state.get("updates") instanceof Long done) || done < 0 || !(state.get("noise_random") instanceof Long))
+        final String what = getClass().getSimpleName() + " state dict";
+        final long done = StateFields.integer(what, state, "updates");
+        final long noiseState = StateFields.integer(what, state, "noise_random");
+        if (done < 0)
         {
-            throw new IllegalArgumentException(getClass().getSimpleName() + " state dict: expected 'updates' an "
-                + "integer >= 0 and 'noise_random' an integer, got " + state.get("updates") + " and "
-                + state.get("noise_random"));
+            throw new IllegalArgumentException(what + ": 'updates' must be >= 0, got " + done);
         }
         final Map<?, ?> model = section(state, "model");
         final Map<?, ?> targetModel = section(state, "target_model");
         actor.importFrom("actor.", model, targetModel);
         critic.importFrom("critic.", model, targetModel);
         updates = done;
-        noise.state((Long)state.get("noise_random"));
+        noise.state(noiseState);
         importOptimizers(state);
     }
 
@@ -514,13 +516,9 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         }
     }
 
-    static Map<?, ?> section(final Map<String, Object> state, final String key)
+    private Map<?, ?> section(final Map<String, Object> state, final String key)
     {
-        if (!(state.get(key) instanceof Map<?, ?> map))
-        {
-            throw new IllegalArgumentException("state dict: '" + key + "' is missing or not a dict");
-        }
-        return map;
+        return StateFields.section(getClass().getSimpleName() + " state dict", state, key);
     }
 
     /**

@@ -384,14 +384,14 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         public void restoreRandomState(final Map<?, ?> state)
         {
             collector.restoreRandomState(state);
-            evaluator.restoreRandomState(state.get("eval"));
+            evaluator.restoreRandomState(state);
         }
 
         /** Exploration, replay and the update's noise of this rank's own; the evaluator's starts are every rank's. */
         @Override
         public void ownRandomStreams(final Map<?, ?> state, final ResumableRandom fresh)
         {
-            evaluator.restoreRandomState(state.get("eval"));
+            evaluator.restoreRandomState(state);
             final Map<String, Object> own = new LinkedHashMap<>();
             own.put("explore", fresh.nextLong());
             own.put("replay", fresh.nextLong());

@@ -3,6 +3,7 @@ package org.ding4j.rl.ac;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
@@ -104,10 +105,8 @@ final class ContinuousCollector implements AutoCloseable
 
     void restoreRandomState(final Map<?, ?> state)
     {
-        if (!(state.get("explore") instanceof Long e) || !(state.get("replay") instanceof Long r))
-        {
-            throw new IllegalArgumentException("random state: expected integers explore and replay, got " + state);
-        }
+        final long e = StateFields.integer("random state", state, "explore");
+        final long r = StateFields.integer("random state", state, "replay");
         explore.state(e);
         buffer.restoreRandomState(r);
     }

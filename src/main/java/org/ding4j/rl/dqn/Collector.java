@@ -1,5 +1,6 @@
 package org.ding4j.rl.dqn;
 
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.Discrete;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
@@ -223,14 +224,10 @@ public final class Collector implements AutoCloseable
      */
     public void restoreRandomState(final java.util.Map<?, ?> state)
     {
-        if (!(state.get("explore") instanceof Long explore) || !(state.get("envs") instanceof java.util.List<?> envStates)
-            || envStates.stream().anyMatch(v -> !(v instanceof Long)))
-        {
-            throw new IllegalArgumentException("collector random state: expected explore (an int) and envs (ints), got "
-                + state);
-        }
+        final long explore = StateFields.integer("random state", state, "explore");
+        final long[] streams = StateFields.integers("random state", state, "envs", -1);
         random.state(explore);
-        envs.restoreRandomStates(envStates.stream().mapToLong(v -> (Long)v).toArray());
+        envs.restoreRandomStates(streams);
         envs.reset();
         // The restarted episodes begin with empty n-step windows and returns.
         java.util.Arrays.fill(pendingCount, 0);

@@ -8,6 +8,7 @@ import java.util.stream.LongStream;
 
 import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Module;
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigException;
 import org.ding4j.config.ConfigSchema;
@@ -371,11 +372,8 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         @Override
         public void restoreRandomState(final Map<?, ?> state)
         {
+            final long replay = StateFields.integer("random state", state, "replay");
             collector.restoreRandomState(state);
-            if (!(state.get("replay") instanceof Long replay))
-            {
-                throw new IllegalArgumentException("random state: expected replay (an int), got " + state);
-            }
             buffer.restoreRandomState(replay);
         }
 

@@ -12,6 +12,7 @@ import org.bytedeco.pytorch.NoGradGuard;
 import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
@@ -556,11 +557,7 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
 
     private static Map<?, ?> section(final Map<String, Object> state, final String key)
     {
-        if (!(state.get(key) instanceof Map<?, ?> map))
-        {
-            throw new IllegalArgumentException("DQN state dict: '" + key + "' is missing or not a dict");
-        }
-        return map;
+        return StateFields.section("DQN state dict", state, key);
     }
 
     /** @return the online Q-network (the collector's and evaluator's net in serial mode) */

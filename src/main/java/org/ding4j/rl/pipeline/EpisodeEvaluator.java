@@ -2,6 +2,7 @@ package org.ding4j.rl.pipeline;
 
 import java.util.List;
 
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.Box;
 import org.ding4j.env.VectorEnv;
 import org.ding4j.learner.StopSignals;
@@ -88,16 +89,10 @@ public final class EpisodeEvaluator implements AutoCloseable
         return java.util.Arrays.stream(envs.randomStates()).boxed().toList();
     }
 
-    /** @param state states from {@link #randomState()} */
-    public void restoreRandomState(final Object state)
+    /** @param state a run's random state, whose {@code eval} holds the states of {@link #randomState()} */
+    public void restoreRandomState(final java.util.Map<?, ?> state)
     {
-        if (!(state instanceof List<?> list) || list.size() != episodes
-            || !list.stream().allMatch(Long.class::isInstance))
-        {
-            throw new IllegalArgumentException("random state: expected eval, a list of " + episodes + " integers, got "
-                + state);
-        }
-        envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
+        envs.restoreRandomStates(StateFields.integers("random state", state, "eval", episodes));
     }
 
     /** Closes the envs. */

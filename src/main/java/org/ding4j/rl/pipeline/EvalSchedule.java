@@ -3,6 +3,8 @@ package org.ding4j.rl.pipeline;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.ding4j.checkpoint.StateFields;
+
 /**
  * When to evaluate and what the evaluations gave, for every algorithm's pipeline: an evaluation is due at update 0
  * and every {@code eval_freq} updates after the last one; a new best mean return triggers the best-checkpoint save;
@@ -86,13 +88,10 @@ public final class EvalSchedule
      */
     public void restore(final Map<?, ?> state)
     {
-        final Object last = state.containsKey("last_eval_return") ? state.get("last_eval_return") : Double.NaN;
-        if (!(state.get("best_eval_return") instanceof Double best) || !(state.get("last_eval_iter") instanceof Long at)
-            || !(last instanceof Double lastValue))
-        {
-            throw new IllegalArgumentException("pipeline state: expected best_eval_return, last_eval_return (floats) "
-                + "and last_eval_iter (an int), got " + state);
-        }
+        final double best = StateFields.number("pipeline state", state, "best_eval_return");
+        final long at = StateFields.integer("pipeline state", state, "last_eval_iter");
+        final double lastValue = state.containsKey("last_eval_return")
+            ? StateFields.number("pipeline state", state, "last_eval_return") : Double.NaN;
         if (Double.isNaN(best) || Double.POSITIVE_INFINITY == best)
         {
             throw new IllegalArgumentException("pipeline state: best_eval_return must be a finite number (or -inf "

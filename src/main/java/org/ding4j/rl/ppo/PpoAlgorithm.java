@@ -368,14 +368,14 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         public void restoreRandomState(final Map<?, ?> state)
         {
             rollout.restoreRandomState(state);
-            evaluator.restoreRandomState(state.get("eval"));
+            evaluator.restoreRandomState(state);
         }
 
         /** Exploration and env starts of this rank's own; the evaluator's starts are every rank's. */
         @Override
         public void ownRandomStreams(final Map<?, ?> state, final ResumableRandom fresh)
         {
-            evaluator.restoreRandomState(state.get("eval"));
+            evaluator.restoreRandomState(state);
             final Map<String, Object> own = rollout.randomState();
             own.put("explore", fresh.nextLong());
             rollout.restoreRandomState(own);

@@ -15,6 +15,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.ScalarOptional;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
@@ -47,6 +48,8 @@ import org.ding4j.torch.Threads;
  */
 public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
 {
+    /** What a refused state is called. */
+    private static final String STATE = "PPO state";
     private static final double LOG_SQRT_2PI = 0.5 * Math.log(2 * Math.PI);
 
     /**
@@ -655,13 +658,10 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        requireSection(state, "model");
-        requireSection(state, "optimizer");
-        if (!(state.get("shuffle") instanceof Long saved))
-        {
-            throw new IllegalArgumentException("PPO state: 'shuffle' (the minibatch shuffle's stream): expected an "
-                + "integer, got " + found(state, "shuffle"));
-        }
+        StateFields.section(STATE, state, "model");
+        StateFields.section(STATE, state, "optimizer");
+        // The minibatch shuffle's stream.
+        final long saved = StateFields.integer(STATE, state, "shuffle");
         loadModel(state);
         optimizer.loadStateDict((Map<String, Object>)state.get("optimizer"));
         shuffle.state(saved);
@@ -677,27 +677,9 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
      */
     public void loadModel(final Map<String, Object> state)
     {
-        params.loadStateDict(requireSection(state, "model"), true);
+        params.loadStateDict(StateFields.section(STATE, state, "model"), true);
         // The acting copies repack from the new weights.
         updates++;
-    }
-
-    /** @return the state's section of that name, a dict, or an error naming what was there instead */
-    private static Map<?, ?> requireSection(final Map<String, Object> state, final String key)
-    {
-        if (!(state.get(key) instanceof Map<?, ?> section))
-        {
-            throw new IllegalArgumentException("PPO state: '" + key + "': expected a dict, got " + found(state, key));
-        }
-        return section;
-    }
-
-    /** @return what a state holds under a key, for an error: its type, or that it is missing among the keys there */
-    private static String found(final Map<String, Object> state, final String key)
-    {
-        final Object value = state.get(key);
-        return null == value ? "nothing (the state holds " + state.keySet() + ")"
-            : value.getClass().getSimpleName();
     }
 
     @Override

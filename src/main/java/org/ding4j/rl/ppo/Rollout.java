@@ -3,6 +3,7 @@ package org.ding4j.rl.ppo;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
+import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
@@ -209,14 +210,10 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
      */
     void restoreRandomState(final Map<?, ?> state)
     {
-        if (!(state.get("explore") instanceof Long e) || !(state.get("envs") instanceof java.util.List<?> list)
-            || list.size() != envCount || !list.stream().allMatch(Long.class::isInstance))
-        {
-            throw new IllegalArgumentException("random state: expected explore and " + envCount + " env streams, got "
-                + state);
-        }
+        final long e = StateFields.integer("random state", state, "explore");
+        final long[] streams = StateFields.integers("random state", state, "envs", envCount);
         explore.state(e);
-        envs.restoreRandomStates(list.stream().mapToLong(v -> (Long)v).toArray());
+        envs.restoreRandomStates(streams);
         // Episodes in progress are not saved (as DQN's collector): every env starts a new one from its stream.
         envs.reset();
         System.arraycopy(envs.observations(), 0, current, 0, current.length);

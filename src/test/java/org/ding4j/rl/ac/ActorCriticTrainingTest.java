@@ -234,14 +234,17 @@ class ActorCriticTrainingTest
 
     /**
      * A resume validates the checkpoint's state like the config: an evaluation after its own update count (which
-     * kept every evaluation from coming due), a negative update counter, a diverged (infinite) weight are refused,
-     * naming the entry, and the folder keeps what it had.
+     * kept every evaluation from coming due), a negative update counter, a diverged (infinite) weight, random streams
+     * of the wrong kind or count are refused, naming the entry (not dumping the state), and the folder keeps what it
+     * had.
      */
     @SuppressWarnings("unchecked")
     @ParameterizedTest(name = "{0}")
     @CsvSource(delimiter = '|', value = {
         "last_eval_iter | pipeline state: last_eval_iter must be <= last_iter (40), got 1000000000000",
-        "updates | Td3Policy state dict: expected 'updates' an integer >= 0",
+        "updates | Td3Policy state dict: 'updates' must be >= 0, got -1",
+        "bad random | random state: 'explore': expected an integer, got a String",
+        "short eval | random state: 'eval': expected a list of 10 integers, got a list of 1 integers",
         "weight | state dict: 0.weight has non-finite values (NaN or infinity)",
         "no random | has no 'random' state (a pipeline run's checkpoints carry both its evaluation schedule and its "
             + "random streams)",
@@ -260,6 +263,8 @@ class ActorCriticTrainingTest
                 1_000_000_000_000L);
             case "updates" -> state.put("updates", -1L);
             case "no random" -> state.remove("random");
+            case "bad random" -> ((Map<String, Object>)state.get("random")).put("explore", "x");
+            case "short eval" -> ((Map<String, Object>)state.get("random")).put("eval", java.util.List.of(7L));
             default -> ((org.bytedeco.pytorch.Tensor)((Map<?, ?>)state.get("model")).get("actor.0.weight"))
                 .fill_(new org.bytedeco.pytorch.Scalar(Double.POSITIVE_INFINITY));
         }
