@@ -98,8 +98,9 @@ public final class StateFields
         }
         if (value instanceof List<?> list)
         {
-            return "a list of " + list.size() + (list.stream().allMatch(Long.class::isInstance) ? " integers"
-                : " values, not all integers");
+            final String plural = 1 == list.size() ? "" : "s";
+            return "a list of " + list.size() + (list.stream().allMatch(Long.class::isInstance) ? " integer" + plural
+                : " value" + plural + ", not all integers");
         }
         if (value instanceof Map<?, ?>)
         {

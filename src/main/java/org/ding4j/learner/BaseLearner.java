@@ -437,9 +437,11 @@ public class BaseLearner<B> implements AutoCloseable
      * Adds a hook (DI-engine's {@code register_hook}).
      *
      * @param hook the hook
+     * @throws IllegalStateException if the learner is closed (the hook would never run)
      */
     public void registerHook(final LearnerHook hook)
     {
+        runner.requireOpen();
         hooks.add(hook);
     }
 

@@ -166,7 +166,8 @@ public final class ServingActor
     /**
      * Copies the policy's current weights for the readers (the training thread, while the policy is open).
      *
-     * @throws IllegalStateException if the policy is closed (its run ended): the readers keep the last publish
+     * @throws IllegalStateException if the policy is closed (its run ended, or it was the evaluation's): the readers
+     *     keep the last publish
      */
     public void publish()
     {
@@ -176,8 +177,8 @@ public final class ServingActor
         }
         catch (final IllegalStateException closed)
         {
-            throw new IllegalStateException("ServingActor.publish: the policy is closed (its run ended; publishOn "
-                + "publishes a run's last updates as it ends), so the readers keep the last publish: " + closed
+            throw new IllegalStateException("ServingActor.publish: the policy it serves is closed, so the readers "
+                + "keep the last publish (publishOn publishes a run's last updates as it ends): " + closed
                 .getMessage(), closed);
         }
     }
@@ -190,6 +191,7 @@ public final class ServingActor
      *
      * @param learner the policy's learner (a pipeline's hands it over in {@code onLearner})
      * @param updates publish after every this many updates (>= 1)
+     * @throws IllegalStateException if the learner is closed (its run ended: there is nothing more to publish)
      */
     public void publishOn(final BaseLearner<?> learner, final int updates)
     {
@@ -256,9 +258,12 @@ public final class ServingActor
      * The deterministic action of each observation row: DQN's and a categorical PPO's greedy index (ties to the
      * lowest), TD3's and SAC's {@code tanh} action in [-1, 1], a Gaussian PPO's mean clipped to [-1, 1].
      *
-     * @param obs     {@code [rows, obs]} row-major
+     * @param obs     {@code [rows, obs]} row-major: its first {@code rows * obsWidth()} floats are read (a longer array is
+     *                a buffer with room to spare)
      * @param rows    rows, >= 1
      * @param actions receives {@code [rows, actionWidth]}
+     * @throws IllegalArgumentException if an array is too short or an observation is not finite (the net's ReLU would
+     *     read a NaN as 0 and answer with a confident action)
      */
     public void act(final float[] obs, final int rows, final float[] actions)
     {
@@ -309,11 +314,12 @@ public final class ServingActor
     /**
      * TD3's exploring action (with its clipped Gaussian noise) or a draw from SAC's squashed Gaussian.
      *
-     * @param obs     {@code [rows, obs]} row-major
+     * @param obs     {@code [rows, obs]} row-major (its first {@code rows * obsWidth()} floats)
      * @param rows    rows
      * @param actions receives {@code [rows, actionWidth]} in [-1, 1]
      * @param random  the caller's stream (one per thread)
      * @throws IllegalStateException for a DQN or PPO actor (deterministic only)
+     * @throws IllegalArgumentException as {@link #act} does
      */
     public void sample(final float[] obs, final int rows, final float[] actions, final ResumableRandom random)
     {
@@ -355,6 +361,14 @@ public final class ServingActor
         {
             throw new IllegalArgumentException("actions: expected room for " + rows + " rows of " + actionWidth
                 + " floats, got " + actions.length + " floats");
+        }
+        for (int i = 0; i < rows * obsWidth; i++)
+        {
+            if (!Float.isFinite(obs[i]))
+            {
+                throw new IllegalArgumentException("obs: expected finite values, got " + obs[i] + " at row "
+                    + i / obsWidth + ", index " + i % obsWidth);
+            }
         }
         final Rows s = scratch.get();
         if (s.out.length < rows * outWidth)

@@ -75,6 +75,15 @@ class ServingActorTest
                 () -> actor.act(new float[6], 0, actions)).getMessage());
             assertEquals("obs: expected 2 rows of 6 floats, got 6 floats", assertThrows(IllegalArgumentException.class,
                 () -> actor.act(new float[6], 2, actions)).getMessage());
+            // The ReLU would read a NaN as 0: a missing feature must not become a confident action.
+            final float[] broken = new float[12];
+            broken[9] = Float.NaN;
+            assertEquals("obs: expected finite values, got NaN at row 1, index 3", assertThrows(
+                IllegalArgumentException.class, () -> actor.act(broken, 2, actions)).getMessage());
+            broken[9] = 0f;
+            broken[3] = Float.NEGATIVE_INFINITY;
+            assertEquals("obs: expected finite values, got -Infinity at row 0, index 3", assertThrows(
+                IllegalArgumentException.class, () -> actor.greedy(broken)).getMessage());
             org.junit.jupiter.api.Assertions.assertArrayEquals(new float[] {7, 7}, actions, "nothing written");
         }
     }
@@ -306,13 +315,17 @@ class ServingActorTest
         final org.ding4j.rl.OffPolicyPipeline pipeline = new org.ding4j.rl.OffPolicyPipeline(
             org.ding4j.config.Config.empty().with("exp_name", dir.resolve("serve").toString())
                 .with("env.stop_value", 1000.0).with("pipeline.max_train_iter", 200L));
-        final ServingActor served = servedRun(pipeline, 50, (learner, actor) -> { });
+        final java.util.concurrent.atomic.AtomicReference<org.ding4j.learner.BaseLearner<?>> ran =
+            new java.util.concurrent.atomic.AtomicReference<>();
+        final ServingActor served = servedRun(pipeline, 50, (learner, actor) -> ran.set(learner));
         assertEquals(7, served.version(),
             "published when made, at the start, after updates 50, 100, 150 and 200, and at the end");
         final int action = served.greedy(new float[] {0.01f, 0f, 0.02f, 0f});
         assertTrue(0 == action || 1 == action, "a CartPole action: " + action);
         final IllegalStateException closed = assertThrows(IllegalStateException.class, served::publish);
-        assertTrue(closed.getMessage().contains("the policy is closed"), closed.getMessage());
+        assertTrue(closed.getMessage().contains("the policy it serves is closed"), closed.getMessage());
+        assertEquals("learner " + ran.get().instanceName() + " is closed", assertThrows(IllegalStateException.class,
+            () -> served.publishOn(ran.get(), 5)).getMessage(), "a closed learner's hooks would never run");
         assertEquals(action, served.greedy(new float[] {0.01f, 0f, 0.02f, 0f}), "the last publish stays");
         final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> ServingActor.of(new org.ding4j.policy.Policy<Object>()

@@ -96,6 +96,7 @@ public final class Evaluator implements AutoCloseable
         {
             envs.reset();
         }
+        EnvValues.requireFiniteReset(envs, "evaluation env");
         for (int i = 0; i < n; i++)
         {
             quota[i] = episodes / n + (i < episodes % n ? 1 : 0);

@@ -60,6 +60,22 @@ public final class EnvValues
     }
 
     /**
+     * The observations every env of a vector env returned from its reset, as an evaluator acts on them.
+     *
+     * @param envs the envs, just reset
+     * @param unit what an env is called ({@code "evaluation env"})
+     * @throws NonFiniteValueException naming the first NaN or infinite value and the env it came from
+     */
+    public static void requireFiniteReset(final VectorEnv envs, final String unit)
+    {
+        final int width = envs.observationSpace().flatSize();
+        for (int i = 0; i < envs.size(); i++)
+        {
+            requireFinite("observation after reset", envs.observations(), i * width, width, unit, i);
+        }
+    }
+
+    /**
      * @param what   what the values are ({@code "observation"}, {@code "next observation"})
      * @param values the array holding them
      * @param at     the first one's index in it

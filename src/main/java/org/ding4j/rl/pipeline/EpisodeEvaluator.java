@@ -48,6 +48,7 @@ public final class EpisodeEvaluator implements AutoCloseable
     public double evaluate(final Actor actor)
     {
         envs.reset();
+        EnvValues.requireFiniteReset(envs, "evaluation env");
         java.util.Arrays.fill(returns, 0);
         java.util.Arrays.fill(running, true);
         int left = episodes;

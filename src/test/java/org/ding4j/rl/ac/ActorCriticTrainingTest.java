@@ -244,7 +244,7 @@ class ActorCriticTrainingTest
         "last_eval_iter | pipeline state: last_eval_iter must be <= last_iter (40), got 1000000000000",
         "updates | Td3Policy state dict: 'updates' must be >= 0, got -1",
         "bad random | random state: 'explore': expected an integer, got a String",
-        "short eval | random state: 'eval': expected a list of 10 integers, got a list of 1 integers",
+        "short eval | random state: 'eval': expected a list of 10 integers, got a list of 1 integer",
         "weight | state dict: 0.weight has non-finite values (NaN or infinity)",
         "no random | has no 'random' state (a pipeline run's checkpoints carry both its evaluation schedule and its "
             + "random streams)",
