@@ -107,6 +107,18 @@ public final class ParallelDriver<B> implements AutoCloseable
                 }
             }
         }
+        catch (final RuntimeException | Error ex)
+        {
+            if (null != collectorFailure)
+            {
+                // What the learner failed on (its batch, through the loader), said as the collector's own failure.
+                final IllegalStateException failed = new IllegalStateException("collector thread failed: "
+                    + collectorFailure, collectorFailure);
+                failed.addSuppressed(ex);
+                throw failed;
+            }
+            throw ex;
+        }
         finally
         {
             stop();
@@ -192,6 +204,12 @@ public final class ParallelDriver<B> implements AutoCloseable
             }
             if (stopping)
             {
+                if (null != collectorFailure)
+                {
+                    // Through the loader into the learner's loop: it fails as a serial run does (its ERROR line,
+                    // ckpt_exception), not as a run that was merely stopped.
+                    throw new IllegalStateException("collector thread failed: " + collectorFailure, collectorFailure);
+                }
                 return batch;
             }
             issued++;
@@ -269,7 +287,20 @@ public final class ParallelDriver<B> implements AutoCloseable
         }
         finally
         {
-            stop();
+            if (null == collectorFailure)
+            {
+                stop();
+            }
+            else
+            {
+                // The learner is left to fail on its next batch (nextBatch); stopping it here could end its run as
+                // a stop first.
+                synchronized (lock)
+                {
+                    stopping = true;
+                    lock.notifyAll();
+                }
+            }
         }
     }
 

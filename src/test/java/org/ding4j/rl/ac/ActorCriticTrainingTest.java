@@ -103,6 +103,10 @@ class ActorCriticTrainingTest
         });
         org.junit.jupiter.api.Assertions.assertArrayEquals(eval, pipeline.evaluate(Map.of("model", actorOnly), 20,
             12345));
+        assertEquals("episodes: expected >= 1, got 0", assertThrows(IllegalArgumentException.class,
+            () -> pipeline.evaluate(best, 0, 1)).getMessage());
+        assertEquals("state", assertThrows(NullPointerException.class, () -> pipeline.evaluate(null, 1, 1))
+            .getMessage());
     }
 
     @ParameterizedTest
@@ -286,14 +290,20 @@ class ActorCriticTrainingTest
         assertFalse(Files.exists(exp.resolve("ckpt/iteration_80.pth.tar")), "nothing trained on it");
     }
 
-    @Test
-    void aFailedRunShouldStillWriteItsSummaryWithTheError() throws Exception
+    /**
+     * A run whose env fails writes its summary with the error and the exception checkpoint, in parallel mode too
+     * (whose collector thread is where the env fails: the learner fails on its next batch, as a serial run does).
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"serial", "parallel"})
+    void aFailedRunShouldStillWriteItsSummaryWithTheError(final String mode) throws Exception
     {
-        final Path exp = dir.resolve("failing");
+        final Path exp = dir.resolve("failing-" + mode);
         final IllegalStateException ex = assertThrows(IllegalStateException.class, () -> new OffPolicyPipeline(
-            Config.empty().with("policy.type", "sac").with("exp_name", exp.toString())
+            Config.empty().with("policy.type", "sac").with("exp_name", exp.toString()).with("pipeline.mode", mode)
             .with("env.type", FailingPendulum.class.getName())).run(p -> { }));
         assertTrue(ex.getMessage().contains("the env broke at step 250"), ex.getMessage());
+        assertTrue(Files.isRegularFile(exp.resolve("ckpt/" + org.ding4j.learner.BaseLearner.EXCEPTION_CHECKPOINT)));
         final Map<?, ?> json = new ObjectMapper().readValue(exp.resolve("summary.json").toFile(), Map.class);
         assertEquals(false, json.get("solved"));
         assertTrue(String.valueOf(json.get("error")).contains("the env broke at step 250"), json.toString());
