@@ -653,6 +653,7 @@ public final class OffPolicyPipeline
         final LearnerCheckpoints.Verified resume, final double warmupS, final long setupStart) throws IOException
     {
         final long seed = cfg.getLong("seed");
+        OffPolicyRun.Summary written = null;
         try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, rankSeed(), dist, parts,
             progress))
         {
@@ -696,7 +697,18 @@ public final class OffPolicyPipeline
             updatesDone = run.learner().trainIter();
             final OffPolicyRun.Summary summary = withRenewal(run.summary(setupS, warmupS, outcome, null));
             run.writeSummary(summary, startup, elastic, null);
+            written = summary;
             return summary;
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            if (null == written)
+            {
+                throw ex;
+            }
+            // The run's result stands in its files; what failed is the closing after it (a user env's close(), say).
+            throw new IllegalStateException("the run ended (" + Path.of(cfg.getString("exp_name"), "summary.json")
+                + " holds its result) but closing it failed: " + ex, ex);
         }
     }
 
@@ -730,10 +742,16 @@ public final class OffPolicyPipeline
      * @param episodes episodes to run
      * @param seed     the starts' seed
      * @return {@code {mean, min, max}} return
-     * @throws IllegalArgumentException if the checkpoint does not match the config's nets (the tensor named)
+     * @throws IllegalArgumentException if the checkpoint does not match the config's nets (the tensor named), or
+     *     {@code episodes} is below 1 or too many ({@link #requireEvaluationWithinBounds})
      */
     public double[] evaluate(final Map<String, Object> state, final int episodes, final long seed)
     {
+        Objects.requireNonNull(state, "state");
+        if (episodes < 1)
+        {
+            throw new IllegalArgumentException("episodes: expected >= 1, got " + episodes);
+        }
         requireEvaluationWithinBounds("episodes", episodes);
         return algorithm.evaluate(cfg, state, episodes, seed);
     }
@@ -772,6 +790,7 @@ public final class OffPolicyPipeline
      */
     public ServingActor serve(final Map<String, Object> state)
     {
+        Objects.requireNonNull(state, "state");
         final Policy<?> policy = Seeding.isolated(() -> algorithm.withModel(cfg, state));
         try (AutoCloseable closing = (AutoCloseable)policy)
         {

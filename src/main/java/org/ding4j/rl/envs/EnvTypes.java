@@ -98,11 +98,14 @@ public final class EnvTypes
      * @param cfg a config whose {@code env.type} passed {@link #check}
      * @return its spaces
      * @throws ConfigException naming {@code env.type} if its env gives no observation or action space
+     * @throws IllegalStateException naming {@code env.type} and the class if making or closing that env failed
      */
     public static Spaces spaces(final Config cfg)
     {
         final String type = cfg.getString("env.type");
-        try (Env probe = maker(type).get())
+        final Env probe = maker(type).get();
+        final Spaces spaces;
+        try
         {
             final Box observation = probe.observationSpace();
             final Space action = probe.actionSpace();
@@ -112,8 +115,31 @@ public final class EnvTypes
                     ? "observationSpace()" : "actionSpace()") + " (null): the pipeline sizes its nets and checks "
                     + "actions by them");
             }
-            return new Spaces(observation, action);
+            spaces = new Spaces(observation, action);
         }
+        catch (final RuntimeException | Error ex)
+        {
+            try
+            {
+                probe.close();
+            }
+            catch (final RuntimeException closing)
+            {
+                ex.addSuppressed(closing);
+            }
+            throw ex;
+        }
+        try
+        {
+            probe.close();
+        }
+        catch (final RuntimeException ex)
+        {
+            // Named as a failing constructor is: the user's close() threw, on the env the spaces were read from.
+            throw new IllegalStateException("env.type: " + type + "'s close() failed (on the env the pipeline read "
+                + "its spaces from): " + ex, ex);
+        }
+        return spaces;
     }
 
     /**

@@ -189,6 +189,71 @@ class DqnTrainingTest
             + "(evaluation env 0)", ex.getMessage());
     }
 
+    /**
+     * An env whose close() throws: the one the pipeline reads its spaces from is named with its key and class; once a
+     * run has ended and written its summary, the failure says that summary holds the result.
+     */
+    @Test
+    void anEnvWhoseCloseFailsIsNamedAndTheRunsResultStands() throws Exception
+    {
+        final Config user = Config.empty().with("exp_name", dir.resolve("close").toString())
+            .with("pipeline.max_env_step", 300L);
+        final IllegalStateException probe = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+            () -> new OffPolicyPipeline(user.with("env.type", CloseFailingCartPole.class.getName())));
+        assertEquals("env.type: " + CloseFailingCartPole.class.getName() + "'s close() failed (on the env the pipeline "
+            + "read its spaces from): java.lang.IllegalStateException: close failed", probe.getMessage());
+        final IllegalStateException after = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+            () -> new OffPolicyPipeline(user.with("env.type", SteppedCloseFailingCartPole.class.getName()))
+                .run(p -> { }, Map.of()));
+        assertEquals("the run ended (" + dir.resolve("close").resolve("summary.json") + " holds its result) but closing "
+            + "it failed: java.lang.IllegalStateException: close failed", after.getMessage());
+        assertTrue(Files.readString(dir.resolve("close/summary.json")).contains("\"error\" : null"));
+    }
+
+    /** A CartPole whose close() throws. */
+    public static final class CloseFailingCartPole extends org.ding4j.env.EnvWrapper
+    {
+        /** A CartPole. */
+        public CloseFailingCartPole()
+        {
+            super(new CartPole());
+        }
+
+        @Override
+        public void close()
+        {
+            throw new IllegalStateException("close failed");
+        }
+    }
+
+    /** A CartPole whose close() throws once it has stepped (the pipeline's probe for its spaces closes fine). */
+    public static final class SteppedCloseFailingCartPole extends org.ding4j.env.EnvWrapper
+    {
+        private boolean stepped;
+
+        /** A CartPole. */
+        public SteppedCloseFailingCartPole()
+        {
+            super(new CartPole());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            stepped = true;
+            env.step(action, obs, result);
+        }
+
+        @Override
+        public void close()
+        {
+            if (stepped)
+            {
+                throw new IllegalStateException("close failed");
+            }
+        }
+    }
+
     /** A CartPole whose episodes start with a NaN angle. */
     public static final class NanResetCartPole extends org.ding4j.env.EnvWrapper
     {
