@@ -30,6 +30,7 @@ import org.ding4j.torch.Mlp;
 import org.ding4j.torch.NativeFloats;
 import org.ding4j.torch.NativeOwner;
 import org.ding4j.torch.PackedMlp;
+import org.ding4j.torch.StateDictReport;
 import org.ding4j.torch.Threads;
 
 /**
@@ -658,7 +659,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
     @SuppressWarnings("unchecked")
     public void loadStateDict(final Map<String, Object> state)
     {
-        StateFields.section(STATE, state, "model");
+        // Another algorithm's checkpoint is refused for its model first, as DQN's, TD3's and SAC's are.
+        StateDictReport.requireSameModel("PPO", params.shapesByName(""), StateFields.section(STATE, state, "model"));
         StateFields.section(STATE, state, "optimizer");
         // The minibatch shuffle's stream.
         final long saved = StateFields.integer(STATE, state, "shuffle");

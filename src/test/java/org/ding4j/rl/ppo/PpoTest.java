@@ -274,6 +274,10 @@ class PpoTest
             state.remove("model");
             assertTrue(assertThrows(IllegalArgumentException.class, () -> policy.loadModel(state)).getMessage()
                 .startsWith("PPO state: 'model': expected a dict, got nothing (the state holds ["));
+            // Another net's model (a SAC checkpoint's, say) is named before its missing optimizer.
+            assertTrue(assertThrows(IllegalArgumentException.class, () -> policy.loadStateDict(java.util.Map.of(
+                "model", java.util.Map.of("q.0.weight", 1L)))).getMessage().startsWith("PPO state dict: its 'model' is "
+                + "another net's (missing keys ["));
         }
     }
 
