@@ -80,9 +80,12 @@ def write(path):
 
 def views(path):
     # One storage, rebuilt by every key as a tensor object of its own (the same view): a hostile file's shape.
-    storage = torch.arange(100000, dtype=torch.float32)
-    torch.save({"k%d" % i: storage[:] for i in range(20000)}, path)
-    print(json.dumps({"sum": float(storage.double().sum())}))
+    storage = torch.arange(1, 100001, dtype=torch.float32)
+    views = {"k%d" % i: storage[:] for i in range(20000)}
+    # Other views of the same storage, each to be described as itself: an offset, a shorter shape, a stride.
+    views.update({"offset": storage[1:], "short": storage[:10], "stride": storage[::2]})
+    torch.save(views, path)
+    print(json.dumps({k: float(views[k].double().sum()) for k in ["k0", "offset", "short", "stride"]}))
 
 
 if __name__ == "__main__":

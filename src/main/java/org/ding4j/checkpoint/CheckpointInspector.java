@@ -70,7 +70,13 @@ public final class CheckpointInspector
         }
         if (value instanceof Tensor t)
         {
-            final ObjectNode described = seen.computeIfAbsent(View.of(t), k -> tensor(t, path)).deepCopy();
+            final View view;
+            try (PointerScope scope = new PointerScope())
+            {
+                // Its native temporaries go with it: a file may reference thousands of tensors.
+                view = View.of(t);
+            }
+            final ObjectNode described = seen.computeIfAbsent(view, k -> tensor(t, path)).deepCopy();
             return described.put("path", path);
         }
         if (value instanceof Map<?, ?> map)

@@ -279,7 +279,8 @@ public final class ConfigFiles
             }
             final String key = override.substring(0, eq).trim();
             final String text = override.substring(eq + 1).trim();
-            if (text.indexOf('\n') >= 0 || text.indexOf('\r') >= 0)
+            // YAML's line breaks: LF, CR, NEL, LS and PS.
+            if (text.chars().anyMatch(c -> '\n' == c || '\r' == c || 0x85 == c || 0x2028 == c || 0x2029 == c))
             {
                 throw new ConfigException(key, "override value has a line break: an override is one line (YAML "
                     + "would read \"a\\nb\" as \"a b\"); put a multi-line value in the config file");

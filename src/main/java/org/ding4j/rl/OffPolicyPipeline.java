@@ -696,11 +696,13 @@ public final class OffPolicyPipeline
             interruptPending |= Thread.interrupted();
             updatesDone = run.learner().trainIter();
             final OffPolicyRun.Summary summary = withRenewal(run.summary(setupS, warmupS, outcome, null));
-            run.writeSummary(summary, startup, elastic, null);
-            written = summary;
+            if (run.writeSummary(summary, startup, elastic, null))
+            {
+                written = summary;
+            }
             return summary;
         }
-        catch (final RuntimeException | Error ex)
+        catch (final RuntimeException ex)
         {
             if (null == written)
             {

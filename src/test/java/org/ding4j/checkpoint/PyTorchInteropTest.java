@@ -175,17 +175,23 @@ class PyTorchInteropTest
         // 20,000 tensor objects over one 100,000-float storage: described each on its own, their sums' temporaries
         // (800 KB each) took 16 GB before the first was freed.
         final Path file = dir.resolve("views.pth.tar");
-        final double sum = python("views", file).get("sum").asDouble();
+        final JsonNode sums = python("views", file);
         try (PointerScope scope = new PointerScope())
         {
             final JsonNode described = CheckpointInspector.describe(io.read(file));
-            assertEquals(20000, described.size());
+            assertEquals(20003, described.size());
             for (final String key : List.of("k0", "k1", "k19999"))
             {
                 assertEquals(key, described.get(key).get("path").asText());
-                assertEquals(sum, described.get(key).get("sum").asDouble());
+                assertEquals(sums.get("k0").asDouble(), described.get(key).get("sum").asDouble());
                 assertEquals(100000, described.get(key).get("shape").get(0).asLong());
             }
+            // Views of that storage at another offset, shape or stride are each described as themselves.
+            for (final String key : List.of("offset", "short", "stride"))
+            {
+                assertEquals(sums.get(key).asDouble(), described.get(key).get("sum").asDouble(), key);
+            }
+            assertEquals(2.0, described.get("offset").get("first").asDouble());
         }
     }
 

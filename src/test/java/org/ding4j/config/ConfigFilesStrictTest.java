@@ -93,6 +93,7 @@ class ConfigFilesStrictTest
         assertEquals("exp_name: override value has a line break: an override is one line (YAML would read \"a\\nb\" "
             + "as \"a b\"); put a multi-line value in the config file", assertThrows(ConfigException.class,
                 () -> ConfigFiles.override(Config.empty(), List.of("exp_name=a\nb"))).getMessage());
+        assertThrows(ConfigException.class, () -> ConfigFiles.override(Config.empty(), List.of("exp_name=a\u2028b")));
     }
 
     @Test

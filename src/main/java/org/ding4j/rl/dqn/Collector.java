@@ -225,7 +225,7 @@ public final class Collector implements AutoCloseable
     public void restoreRandomState(final java.util.Map<?, ?> state)
     {
         final long explore = StateFields.integer("random state", state, "explore");
-        final long[] streams = StateFields.integers("random state", state, "envs", -1);
+        final long[] streams = StateFields.integers("random state", state, "envs", envs.size());
         random.state(explore);
         envs.restoreRandomStates(streams);
         envs.reset();

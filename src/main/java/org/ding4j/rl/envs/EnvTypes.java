@@ -123,7 +123,7 @@ public final class EnvTypes
             {
                 probe.close();
             }
-            catch (final RuntimeException closing)
+            catch (final Throwable closing)
             {
                 ex.addSuppressed(closing);
             }

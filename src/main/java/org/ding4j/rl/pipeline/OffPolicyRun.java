@@ -530,14 +530,15 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
      * @param startup times measured before the pipeline existed, under {@code startup} (may be empty)
      * @param elastic the restarts of a launcher's job ({@link Restarts#summary}), or null
      * @param failure what failed the run, or null
+     * @return whether this process wrote it (rank 0, the run started, the write succeeded)
      * @throws IOException if the file cannot be written and the run did not fail otherwise
      */
-    public void writeSummary(final Summary summary, final Map<String, Object> startup,
+    public boolean writeSummary(final Summary summary, final Map<String, Object> startup,
         final Map<String, Object> elastic, final Throwable failure) throws IOException
     {
         if (0 != dist.rank() || !started)
         {
-            return;
+            return false;
         }
         final Map<String, Object> json = new LinkedHashMap<>();
         json.put("algorithm", summary.algorithm());
@@ -570,6 +571,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         try
         {
             SummaryFile.write(json, summary.paths(), Path.of(exp, "summary.json"));
+            return true;
         }
         catch (final IOException ex)
         {
@@ -578,6 +580,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                 throw ex;
             }
             failure.addSuppressed(ex);
+            return false;
         }
     }
 

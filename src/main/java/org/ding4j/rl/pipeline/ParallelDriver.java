@@ -109,13 +109,19 @@ public final class ParallelDriver<B> implements AutoCloseable
         }
         catch (final RuntimeException | Error ex)
         {
-            if (null != collectorFailure)
+            final Throwable collector = collectorFailure;
+            if (null != collector && causedBy(ex, collector))
             {
                 // What the learner failed on (its batch, through the loader), said as the collector's own failure.
                 final IllegalStateException failed = new IllegalStateException("collector thread failed: "
-                    + collectorFailure, collectorFailure);
+                    + collector, collector);
                 failed.addSuppressed(ex);
                 throw failed;
+            }
+            if (null != collector)
+            {
+                // The learner failed on its own; the collector failed too, meanwhile (it ran on until the stop).
+                ex.addSuppressed(collector);
             }
             throw ex;
         }
@@ -136,6 +142,18 @@ public final class ParallelDriver<B> implements AutoCloseable
             throw new IllegalStateException("collector thread failed: " + collectorFailure, collectorFailure);
         }
         return outcome;
+    }
+
+    private static boolean causedBy(final Throwable failure, final Throwable cause)
+    {
+        for (Throwable t = failure; null != t; t = t.getCause())
+        {
+            if (t == cause)
+            {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
