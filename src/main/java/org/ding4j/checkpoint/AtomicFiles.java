@@ -27,6 +27,12 @@ public final class AtomicFiles
 {
     /** Ends the writer's pid in a temporary file's name ({@code .NAME.PID-RANDOM.tmp}). */
     private static final String PID_END = "-";
+    /**
+     * A temporary file's or a write's own folder's name, exactly: {@code .NAME.PID-RANDOM.tmp}. Nothing else in a
+     * folder is taken for one (a user's {@code .notes.tmp} or {@code .drafts.tmp/} is theirs).
+     */
+    private static final java.util.regex.Pattern TEMPORARY =
+        java.util.regex.Pattern.compile("\\.(.+)\\.([0-9]+)-([0-9]+)\\.tmp");
 
     private AtomicFiles()
     {
@@ -79,13 +85,15 @@ public final class AtomicFiles
     }
 
     /**
-     * Deletes what a crash left of earlier writes into a folder: the temporary files (and a write's own folders)
-     * this class names {@code .NAME*.tmp}, except those of a process still running (their names carry its pid: a
-     * second learner on the folder, in this JVM or another, must not delete a save in progress). Call it before
+     * Deletes what a crash left of earlier writes into a folder: the write's own folders this class names
+     * {@code .NAME.PID-RANDOM.tmp}, holding nothing but their one file {@code NAME} (and files of that name, which
+     * earlier versions wrote beside the target), except those of a process still running (their names carry its pid:
+     * a second learner on the folder, in this JVM or another, must not delete a save in progress). Call it before
      * writing into the folder again (a learner does, for its checkpoint folder).
      *
-     * A leftover that cannot go (another user's, one removed meanwhile by another cleaner, a folder holding more than
-     * a write leaves) is left: it must not stop the writes to come.
+     * A leftover that cannot go (another user's, one removed meanwhile by another cleaner) is left: it must not stop
+     * the writes to come. Nothing of another shape is touched: a folder holding anything else than a write leaves, a
+     * user's own {@code .notes.tmp} or {@code .drafts.tmp/}.
      *
      * @param folder the folder; nothing happens if it does not exist
      * @return the files and folders removed
@@ -119,15 +127,22 @@ public final class AtomicFiles
     }
 
     /**
-     * Deletes a temporary file, or a write's own folder with its one file, through the listing's own handle on the
-     * folder without following a link (a link swapped in for the folder would otherwise lead the deletion elsewhere);
-     * where the platform has no such handle, a folder is left.
+     * Deletes an earlier version's temporary file, or a write's own folder with its one file (or none, if the crash
+     * came before it), through the listing's own handle on the folder without following a link (a link swapped in for
+     * the folder would otherwise lead the deletion elsewhere); where the platform has no such handle, a folder is
+     * left.
      *
      * @return whether it was deleted
      */
     private static boolean deleteTemporary(final DirectoryStream<Path> listing, final Path temporary)
         throws IOException
     {
+        final Path name = temporary.getFileName();
+        final java.util.regex.Matcher shape = TEMPORARY.matcher(name.toString());
+        if (!shape.matches())
+        {
+            return false;
+        }
         if (!Files.isDirectory(temporary, java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             return Files.deleteIfExists(temporary);
@@ -136,15 +151,26 @@ public final class AtomicFiles
         {
             return false;
         }
-        final Path name = temporary.getFileName();
         try (java.nio.file.SecureDirectoryStream<Path> own = secure.newDirectoryStream(name,
             java.nio.file.LinkOption.NOFOLLOW_LINKS))
         {
             final List<Path> inside = new ArrayList<>();
             own.forEach(inside::add);
-            for (final Path file : inside)
+            if (inside.size() > 1)
             {
-                own.deleteFile(file.getFileName());
+                return false;
+            }
+            if (1 == inside.size())
+            {
+                final Path file = inside.get(0).getFileName();
+                // Only the one file a write leaves, by its own name, and a file: anything else is someone's.
+                if (!file.toString().equals(shape.group(1)) || !own.getFileAttributeView(file,
+                    java.nio.file.attribute.BasicFileAttributeView.class, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    .readAttributes().isRegularFile())
+                {
+                    return false;
+                }
+                own.deleteFile(file);
             }
         }
         secure.deleteDirectory(name);
@@ -154,18 +180,14 @@ public final class AtomicFiles
     /** @return whether the temporary file's name carries the pid of a process that still runs */
     private static boolean writtenByALiveProcess(final Path file)
     {
-        final String name = file.getFileName().toString();
-        final int end = name.lastIndexOf(PID_END);
-        final int start = name.lastIndexOf('.', end - 1);
-        if (end < 0 || start < 0)
+        final java.util.regex.Matcher shape = TEMPORARY.matcher(file.getFileName().toString());
+        if (!shape.matches())
         {
-            // A name of before pids were in it: nothing writes under it any more.
             return false;
         }
         try
         {
-            return ProcessHandle.of(Long.parseLong(name.substring(start + 1, end))).map(ProcessHandle::isAlive)
-                .orElse(false);
+            return ProcessHandle.of(Long.parseLong(shape.group(2))).map(ProcessHandle::isAlive).orElse(false);
         }
         catch (final NumberFormatException ex)
         {
@@ -175,12 +197,11 @@ public final class AtomicFiles
 
     /**
      * @param file a path
-     * @return whether it is one of this class's temporary files or a write's own folder ({@code .NAME*.tmp})
+     * @return whether its name is that of a write's own folder ({@code .NAME.PID-RANDOM.tmp})
      */
     public static boolean isTemporary(final Path file)
     {
-        final String name = file.getFileName().toString();
-        return name.startsWith(".") && name.endsWith(".tmp");
+        return TEMPORARY.matcher(file.getFileName().toString()).matches();
     }
 
     /**

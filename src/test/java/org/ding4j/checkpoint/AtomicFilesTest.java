@@ -110,11 +110,21 @@ class AtomicFilesTest
             + "-9.tmp"));
         Files.writeString(writing.resolve("b.pth.tar"), "in progress");
         final Path odd = Files.createDirectories(dir.resolve(".c.pth.tar.99999997-1.tmp").resolve("deeper"));
-        assertEquals(List.of(crashed, dead, older), AtomicFiles.removeStaleTemporaries(dir).stream().sorted()
-            .toList());
+        // A user's own files and folders that merely start with '.' and end with '.tmp', and a write's folder shape
+        // holding something other than its one file: none of them is a write's, all stay.
+        final Path notes = Files.writeString(dir.resolve(".notes.tmp"), "mine");
+        final Path drafts = Files.createDirectory(dir.resolve(".drafts.tmp"));
+        Files.writeString(drafts.resolve("a.txt"), "mine");
+        final Path foreign = Files.createDirectory(dir.resolve(".d.pth.tar.99999996-3.tmp"));
+        Files.writeString(foreign.resolve("notes.txt"), "mine");
+        assertEquals(List.of(crashed, dead), AtomicFiles.removeStaleTemporaries(dir).stream().sorted().toList());
         org.junit.jupiter.api.Assertions.assertFalse(Files.exists(crashed));
         assertEquals(true, Files.exists(live));
         assertEquals("in progress", Files.readString(writing.resolve("b.pth.tar")));
         assertEquals(true, Files.exists(odd), "left");
+        assertEquals("mine", Files.readString(notes));
+        assertEquals("mine", Files.readString(drafts.resolve("a.txt")));
+        assertEquals("mine", Files.readString(foreign.resolve("notes.txt")));
+        assertEquals(true, Files.exists(older), "not this class's shape");
     }
 }

@@ -86,7 +86,7 @@ class FailureAccountingTest
     {
         final Path exp = dir.resolve("stale");
         final Path ckpt = Files.createDirectories(exp.resolve("ckpt"));
-        final Path stale = Files.writeString(ckpt.resolve(".iteration_5.pth.tar123456.tmp"), "half",
+        final Path stale = Files.writeString(ckpt.resolve(".iteration_5.pth.tar.99999999-123456.tmp"), "half",
             StandardCharsets.UTF_8);
         final OffPolicyRun.Summary summary = restartable(exp).run(p -> { }, Map.of());
         assertFalse(Files.exists(stale), "removed at start");
