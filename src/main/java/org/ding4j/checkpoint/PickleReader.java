@@ -59,12 +59,18 @@ final class PickleReader
     {
     }
 
+    /** Keys of a mixed dict: a linear search each at worst, 1,000 of them take a millisecond. */
+    private static final int MAX_MIXED_KEYS = 1_000;
+
     private final ByteBuffer in;
     private final ArrayList<Object> stack = new ArrayList<>();
     /** Stack heights at each MARK, Python's metastack. */
     private int[] marks = new int[16];
     private int markCount;
     private final Map<Long, Object> memo = new HashMap<>();
+    /** The dicts whose keys mix kinds (str, int, float): they may hold at most {@link #MAX_MIXED_KEYS}. */
+    private final java.util.Set<Map<Object, Object>> mixed =
+        java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
 
     private PickleReader(final byte[] bytes)
     {
@@ -303,7 +309,8 @@ final class PickleReader
     {
         if (!(value instanceof Long l))
         {
-            throw new PickleException(what + " is not an int: " + value);
+            // Its kind only: a container's text can be cyclic or billions of characters long.
+            throw new PickleException(what + " is not an int but a " + typeName(value));
         }
         return l;
     }
@@ -312,7 +319,7 @@ final class PickleReader
     {
         if (!(value instanceof List<?> list))
         {
-            throw new PickleException(what + " is not a tuple: " + value);
+            throw new PickleException(what + " is not a tuple but a " + typeName(value));
         }
         final long[] out = new long[list.size()];
         for (int i = 0; i < out.length; i++)
@@ -347,7 +354,7 @@ final class PickleReader
         return (Map<Object, Object>)target;
     }
 
-    private static void putAll(final Map<Object, Object> dict, final List<Object> items) throws PickleException
+    private void putAll(final Map<Object, Object> dict, final List<Object> items) throws PickleException
     {
         if (items.size() % 2 != 0)
         {
@@ -362,13 +369,62 @@ final class PickleReader
             {
                 throw new PickleException("dict key of type " + typeName(key) + " is not supported");
             }
+            final Object first = firstUnbounded(dict);
+            if (null != first && (key instanceof String || key instanceof Long || key instanceof Double)
+                && first.getClass() != key.getClass())
+            {
+                mixed.add(dict);
+            }
+            if (dict.size() >= MAX_MIXED_KEYS && mixed.contains(dict))
+            {
+                // Keys of two kinds that share a hash code are found by a linear search (neither orders the other):
+                // a 2 MB dict of ints and floats crafted so took minutes. A checkpoint's dicts have keys of one kind.
+                throw new PickleException("a dict whose keys mix kinds (" + typeName(firstUnbounded(dict)) + " and "
+                    + "others) holds more than " + MAX_MIXED_KEYS + " keys");
+            }
             dict.put(key, items.get(i + 1));
         }
     }
 
+    /** @return the dict's first String, Long or Double key (found after at most None, True and False), or null */
+    private static Object firstUnbounded(final Map<Object, Object> dict)
+    {
+        for (final Object key : dict.keySet())
+        {
+            if (null != key && !(key instanceof Boolean))
+            {
+                return key;
+            }
+        }
+        return null;
+    }
+
+    /** @return the value's kind in Python's words ({@code list}, {@code tuple}, {@code int}, a storage) */
     private static String typeName(final Object value)
     {
-        return null == value ? "None" : value.getClass().getSimpleName();
+        if (null == value)
+        {
+            return "None";
+        }
+        if (value instanceof ArrayList<?>)
+        {
+            return "list";
+        }
+        if (value instanceof List<?>)
+        {
+            return "tuple";
+        }
+        final String[] names = {"dict", "str", "int", "float", "bool", "bytes", "tensor", "storage"};
+        final Class<?>[] kinds = {Map.class, String.class, Long.class, Double.class, Boolean.class, byte[].class,
+            TensorRef.class, StorageRef.class};
+        for (int i = 0; i < kinds.length; i++)
+        {
+            if (kinds[i].isInstance(value))
+            {
+                return names[i];
+            }
+        }
+        return "global";
     }
 
     private Object memoGet(final long index) throws PickleException

@@ -52,8 +52,12 @@ public final class TorchCheckpointIO implements CheckpointIO
     /** The zip format version {@code torch.save} writes (PyTorch 1.13 and 2.x). */
     private static final String FORMAT_VERSION = "3\n";
     private static final int MAX_DEPTH = 512;
-    /** data.pkl holds the structure only (tensors are records of their own): PyTorch's are KBs, rarely MBs. */
-    private static final long MAX_PICKLE_BYTES = 256L << 20;
+    /**
+     * data.pkl holds the structure only (tensors are records of their own): PyTorch's are KBs, rarely MBs. Its
+     * reading takes up to ~50 bytes of heap per byte (a list opcode is one byte, an empty list object ~50), so the cap
+     * keeps the worst file within a default heap.
+     */
+    private static final long MAX_PICKLE_BYTES = 16L << 20;
 
     @Override
     public void write(final Path file, final Map<String, Object> state) throws IOException
@@ -368,7 +372,14 @@ public final class TorchCheckpointIO implements CheckpointIO
                 // Tuples stay unmodifiable, lists stay lists: the reader's two list kinds survive the copy.
                 return list instanceof ArrayList<?> ? out : Collections.unmodifiableList(out);
             }
-            return value;
+            if (null == value || value instanceof Boolean || value instanceof Long || value instanceof Double
+                || value instanceof String || value instanceof byte[])
+            {
+                return value;
+            }
+            // A storage, a storage type or a class (OrderedDict) standing alone: torch.save never writes one.
+            throw corrupt("a storage or an allowed global stands alone at " + (path.isEmpty() ? "the top" : path)
+                + " (only inside a tensor's rebuild is one read)");
         }
 
         private void enter(final Set<Object> containing, final Object container, final String path)

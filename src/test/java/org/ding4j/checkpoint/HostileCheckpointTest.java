@@ -121,6 +121,37 @@ class HostileCheckpointTest
             })).getMessage();
     }
 
+    /**
+     * What a hostile tester's 1-3 KB files did: an offset that is a cyclic list (its text recursed until the stack
+     * overflowed), a dict whose int and float keys share one hash code (read in quadratic time), a storage standing
+     * alone (printed as a Java object): each a CorruptCheckpointException naming it.
+     */
+    @Test
+    void shouldRefuseCyclicFieldsMixedKeyKindsAndALoneStorage() throws IOException
+    {
+        // L = [M], M = [L], given as _rebuild_tensor_v2's storage offset.
+        final Pickle cyclic = new Pickle().op(0x80, 2, '}').str("t").global("torch._utils", "_rebuild_tensor_v2")
+            .op('(').op('(').str("storage").global("torch", "FloatStorage").str("0").str("cpu").binint(1).op('t', 'Q');
+        cyclic.op(']', 'q', 1, ']', 'q', 2, 'h', 1, 'a', 'a');
+        cyclic.op('(').binint(1).op('t').op('(').binint(1).op('t').op(0x89);
+        cyclic.global("collections", "OrderedDict").op(')', 'R').op('t', 'R', 's', '.');
+        assertEquals("checkpoint " + dir.resolve("cyclic.pth.tar") + " is unusable: data.pkl: storage_offset is not an "
+            + "int but a list", refused(archive("cyclic.pth.tar", cyclic.bytes(), 1, false)));
+        // {0: None, 0.0: None, 1: None, ..., 1000: None}: an int and a float key (equal in Python, two kinds in Java)
+        // and more ints; up to 1,000 keys such a dict is read (a few mixed keys are plain Python).
+        final Pickle mixed = new Pickle().op(0x80, 2, '}', '(').binint(0).op('N', 'G', 0, 0, 0, 0, 0, 0, 0, 0, 'N');
+        for (int k = 1; k <= 1000; k++)
+        {
+            mixed.binint(k).op('N');
+        }
+        assertTrue(refused(archive("mixed.pth.tar", mixed.op('u', '.').bytes(), 0, false)).endsWith("data.pkl: a "
+            + "dict whose keys mix kinds (int and others) holds more than 1000 keys"));
+        final Pickle alone = new Pickle().op(0x80, 2, '}').str("s").op('(').str("storage")
+            .global("torch", "FloatStorage").str("0").str("cpu").binint(1).op('t', 'Q', 's', '.');
+        assertTrue(refused(archive("alone.pth.tar", alone.bytes(), 1, false)).endsWith("a storage or an allowed global "
+            + "stands alone at s (only inside a tensor's rebuild is one read)"));
+    }
+
     @Test
     void shouldRefuseAMemoDagThatExpandsToTwoToTheFortyValues() throws IOException
     {
