@@ -400,7 +400,7 @@ final class PickleReader
     }
 
     /** @return the value's kind in Python's words ({@code list}, {@code tuple}, {@code int}, a storage) */
-    private static String typeName(final Object value)
+    static String typeName(final Object value)
     {
         if (null == value)
         {

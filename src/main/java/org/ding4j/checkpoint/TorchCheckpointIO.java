@@ -97,8 +97,9 @@ public final class TorchCheckpointIO implements CheckpointIO
 
     /**
      * Checks, without libtorch and without reading any tensor, that a file can be a checkpoint to read: a regular
-     * file, a zip archive (not the legacy format) whose records lie in one folder and include {@code data.pkl}. What
-     * it holds (keys, shapes) is checked only by {@link #read} and whoever loads the result. A program that will
+     * file, a zip archive (not the legacy format) whose records lie in one folder and include a {@code data.pkl} that
+     * reads as a dict within its bounds. What it holds (keys, shapes, the tensors' storages) is checked only by
+     * {@link #read} and whoever loads the result. A program that will
      * resume from the file checks it before it makes anything of its own (a run's folder).
      *
      * @param file the checkpoint
@@ -108,10 +109,7 @@ public final class TorchCheckpointIO implements CheckpointIO
      */
     public static void checkArchive(final Path file) throws IOException
     {
-        open(file, reader -> {
-            reader.indexRecords();
-            return null;
-        });
+        open(file, Reader::structure);
     }
 
     /** What is done with an opened archive. */
@@ -165,6 +163,25 @@ public final class TorchCheckpointIO implements CheckpointIO
         }
     }
 
+    /** A value no checkpoint holds on its own, found while sizing: each level it passes prepends its key. */
+    private static final class LoneValue extends Exception
+    {
+        private static final long serialVersionUID = 1L;
+        private final StringBuilder path = new StringBuilder();
+
+        LoneValue()
+        {
+            // Only its path matters: no stack trace.
+            super(null, null, false, false);
+        }
+
+        LoneValue within(final String segment)
+        {
+            path.insert(0, segment);
+            return this;
+        }
+    }
+
     /** One read of one archive: its records by name and the storages loaded so far. */
     private static final class Reader
     {
@@ -182,7 +199,12 @@ public final class TorchCheckpointIO implements CheckpointIO
             this.fileSize = Files.size(file);
         }
 
-        Map<String, Object> read() throws IOException
+        /**
+         * Indexes the records and reads data.pkl's structure, without libtorch: what {@link #checkArchive} checks.
+         *
+         * @return the saved dict, its tensors as the reader's references
+         */
+        Object structure() throws IOException
         {
             indexRecords();
             final String byteOrder = records.containsKey("byteorder")
@@ -203,19 +225,34 @@ public final class TorchCheckpointIO implements CheckpointIO
             }
             if (!(root instanceof Map<?, ?>))
             {
-                throw corrupt("the saved object is a " + (null == root ? "None" : root.getClass().getSimpleName())
-                    + ", not a dict");
+                throw corrupt("the saved object is a " + PickleReader.typeName(root) + ", not a dict");
             }
             // Work and memory stay bounded by the file: a pickle can share one subtree from many places through its
             // memo (1 KB can describe 2^40 paths), so the tree is sized before it is built, and each shared node is
             // built once and stays shared, as in PyTorch.
             final long limit = 4L * pickle.length + 10_000;
-            final long values = expandedSize(root, new IdentityHashMap<>(), 0, limit);
+            final long values;
+            try
+            {
+                values = expandedSize(root, new IdentityHashMap<>(), 0, limit);
+            }
+            catch (final LoneValue ex)
+            {
+                // A storage, a storage type or a class (OrderedDict) standing alone: torch.save never writes one.
+                throw corrupt("a storage or an allowed global stands alone at " + (0 == ex.path.length() ? "the top"
+                    : ex.path.toString()) + " (only inside a tensor's rebuild is one read)");
+            }
             if (values > limit)
             {
                 throw corrupt("data.pkl describes more than " + limit + " values through shared references ("
                     + pickle.length + " bytes)");
             }
+            return root;
+        }
+
+        Map<String, Object> read() throws IOException
+        {
+            final Object root = structure();
             @SuppressWarnings("unchecked")
             final Map<String, Object> state = (Map<String, Object>)materialise(root, "", 0,
                 Collections.newSetFromMap(new IdentityHashMap<>()), new IdentityHashMap<>());
@@ -294,7 +331,7 @@ public final class TorchCheckpointIO implements CheckpointIO
          * the limit), computed once per node.
          */
         private long expandedSize(final Object value, final Map<Object, Long> sizes, final int depth,
-            final long limit) throws CorruptCheckpointException
+            final long limit) throws CorruptCheckpointException, LoneValue
         {
             if (depth > MAX_DEPTH)
             {
@@ -302,6 +339,11 @@ public final class TorchCheckpointIO implements CheckpointIO
             }
             if (!(value instanceof Map<?, ?>) && !(value instanceof List<?>))
             {
+                if (!(null == value || value instanceof Boolean || value instanceof Long || value instanceof Double
+                    || value instanceof String || value instanceof byte[] || value instanceof PickleReader.TensorRef))
+                {
+                    throw new LoneValue();
+                }
                 return 1;
             }
             final Long known = sizes.get(value);
@@ -312,10 +354,35 @@ public final class TorchCheckpointIO implements CheckpointIO
             // A container met again while its own size is being computed contains itself; materialise names it.
             sizes.put(value, 1L);
             long total = 1;
-            final Iterable<?> children = value instanceof Map<?, ?> map ? map.values() : (List<?>)value;
-            for (final Object child : children)
+            if (value instanceof Map<?, ?> map)
             {
-                total = Math.min(limit + 1, total + expandedSize(child, sizes, depth + 1, limit));
+                for (final Map.Entry<?, ?> entry : map.entrySet())
+                {
+                    try
+                    {
+                        total = Math.min(limit + 1, total + expandedSize(entry.getValue(), sizes, depth + 1, limit));
+                    }
+                    catch (final LoneValue ex)
+                    {
+                        final boolean dot = ex.path.length() > 0 && '[' != ex.path.charAt(0);
+                        throw ex.within(entry.getKey() + (dot ? "." : ""));
+                    }
+                }
+            }
+            else
+            {
+                final List<?> list = (List<?>)value;
+                for (int i = 0; i < list.size(); i++)
+                {
+                    try
+                    {
+                        total = Math.min(limit + 1, total + expandedSize(list.get(i), sizes, depth + 1, limit));
+                    }
+                    catch (final LoneValue ex)
+                    {
+                        throw ex.within("[" + i + "]");
+                    }
+                }
             }
             sizes.put(value, total);
             return total;
@@ -372,14 +439,8 @@ public final class TorchCheckpointIO implements CheckpointIO
                 // Tuples stay unmodifiable, lists stay lists: the reader's two list kinds survive the copy.
                 return list instanceof ArrayList<?> ? out : Collections.unmodifiableList(out);
             }
-            if (null == value || value instanceof Boolean || value instanceof Long || value instanceof Double
-                || value instanceof String || value instanceof byte[])
-            {
-                return value;
-            }
-            // A storage, a storage type or a class (OrderedDict) standing alone: torch.save never writes one.
-            throw corrupt("a storage or an allowed global stands alone at " + (path.isEmpty() ? "the top" : path)
-                + " (only inside a tensor's rebuild is one read)");
+            // A scalar (structure() refused anything else standing alone).
+            return value;
         }
 
         private void enter(final Set<Object> containing, final Object container, final String path)

@@ -217,6 +217,20 @@ class HostileCheckpointTest
         });
         assertTrue(checked(noPickle).contains("no data.pkl record"));
         assertThrows(NoSuchFileException.class, () -> TorchCheckpointIO.checkArchive(dir.resolve("nowhere.pth.tar")));
+        // data.pkl's structure too (a resume refuses such a file before it makes its folder): a list, a lone storage
+        // deep inside (named by its path), a tensor whose offset is no int.
+        assertTrue(checked(archive("list.pth.tar", new Pickle().op(0x80, 2, ']', '.').bytes(), 0, false))
+            .endsWith("the saved object is a list, not a dict"));
+        final Pickle deep = new Pickle().op(0x80, 2, '}').str("a").op('}').str("b").op(']').op('(').str("storage")
+            .global("torch", "FloatStorage").str("0").str("cpu").binint(1).op('t', 'Q', 'a', 's', 's', '.');
+        assertTrue(checked(archive("deep.pth.tar", deep.bytes(), 1, false)).endsWith("stands alone at a.b[0] (only "
+            + "inside a tensor's rebuild is one read)"));
+        final Pickle offset = new Pickle().op(0x80, 2, '}').str("t").global("torch._utils", "_rebuild_tensor_v2")
+            .op('(').op('(').str("storage").global("torch", "FloatStorage").str("0").str("cpu").binint(1).op('t', 'Q');
+        offset.str("zero").op('(').binint(1).op('t').op('(').binint(1).op('t').op(0x89);
+        offset.global("collections", "OrderedDict").op(')', 'R').op('t', 'R', 's', '.');
+        assertTrue(checked(archive("offset.pth.tar", offset.bytes(), 1, false)).endsWith("storage_offset is not an "
+            + "int but a str"));
     }
 
     private static String checked(final Path file)
