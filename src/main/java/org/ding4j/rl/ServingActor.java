@@ -258,8 +258,8 @@ public final class ServingActor
      * The deterministic action of each observation row: DQN's and a categorical PPO's greedy index (ties to the
      * lowest), TD3's and SAC's {@code tanh} action in [-1, 1], a Gaussian PPO's mean clipped to [-1, 1].
      *
-     * @param obs     {@code [rows, obs]} row-major: its first {@code rows * obsWidth()} floats are read (a longer array is
-     *                a buffer with room to spare)
+     * @param obs     {@code [rows, obs]} row-major: its first {@code rows * obsWidth()} floats are read (a longer
+     *                array is a buffer with room to spare)
      * @param rows    rows, >= 1
      * @param actions receives {@code [rows, actionWidth]}
      * @throws IllegalArgumentException if an array is too short or an observation is not finite (the net's ReLU would

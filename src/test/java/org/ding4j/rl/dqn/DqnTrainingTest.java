@@ -205,8 +205,8 @@ class DqnTrainingTest
         final IllegalStateException after = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
             () -> new OffPolicyPipeline(user.with("env.type", SteppedCloseFailingCartPole.class.getName()))
                 .run(p -> { }, Map.of()));
-        assertEquals("the run ended (" + dir.resolve("close").resolve("summary.json") + " holds its result) but closing "
-            + "it failed: java.lang.IllegalStateException: close failed", after.getMessage());
+        assertEquals("the run ended (" + dir.resolve("close").resolve("summary.json") + " holds its result) but "
+            + "closing it failed: java.lang.IllegalStateException: close failed", after.getMessage());
         assertTrue(Files.readString(dir.resolve("close/summary.json")).contains("\"error\" : null"));
     }
 
