@@ -70,6 +70,7 @@ public final class DataParallel implements GradientReducer, AutoCloseable
     }
 
     private final Reducer reducer;
+    private final DistGroup group;
     private final DistInfo info;
     private final FusedOptimizer<?> optimizer;
     private final TensorVector parameters;
@@ -80,11 +81,12 @@ public final class DataParallel implements GradientReducer, AutoCloseable
     private long reductions;
     private boolean closed;
 
-    private DataParallel(final Reducer reducer, final DistInfo info, final FusedOptimizer<?> optimizer,
+    private DataParallel(final Reducer reducer, final DistGroup group, final FusedOptimizer<?> optimizer,
         final TensorVector parameters, final Options options, final int buckets)
     {
         this.reducer = reducer;
-        this.info = info;
+        this.group = group;
+        this.info = group.info();
         this.optimizer = optimizer;
         this.parameters = parameters;
         this.options = options;
@@ -100,8 +102,10 @@ public final class DataParallel implements GradientReducer, AutoCloseable
      * @param modules   the modules, in the order their parameters were flattened
      * @param options   bucket cap, unused-parameter search, static graph
      * @return the data-parallel wrapper; close it after training, before the group
-     * @throws IllegalArgumentException if the modules' parameters are not the optimizer's, or not on the CPU
-     * @throws DistException            if the broadcast fails
+     * @throws IllegalArgumentException if the modules' parameters are not the optimizer's, not on the CPU, or one
+     *                                  does not require a gradient (c10d's Reducer reads every parameter's)
+     * @throws DistException            if the ranks' layouts (parameter names and shapes, bucket cap, options)
+     *                                  differ, on every rank, or the broadcast fails
      */
     public static DataParallel attach(final DistGroup group, final FusedOptimizer<?> optimizer,
         final List<Module> modules, final Options options)
@@ -122,6 +126,14 @@ public final class DataParallel implements GradientReducer, AutoCloseable
                     throw new IllegalArgumentException("modules: parameter " + parameters.size() + " is on "
                         + p.device().str().getString() + "; DataParallel runs CPU tensors on Gloo");
                 }
+                if (!p.requires_grad())
+                {
+                    // The Reducer would read its missing gradient (a crash in c10d, not an error).
+                    throw new IllegalArgumentException("modules: parameter " + parameters.size() + " ("
+                        + (parameters.size() < flat.size() ? flat.name((int)parameters.size()) : "?") + ") does not "
+                        + "require a gradient; DataParallel averages every parameter's: keep a frozen tensor out of "
+                        + "the optimizer's parameters (a buffer, say)");
+                }
                 numel += p.numel();
                 parameters.push_back(p);
             }
@@ -131,6 +143,9 @@ public final class DataParallel implements GradientReducer, AutoCloseable
             throw new IllegalArgumentException("modules: expected the optimizer's " + flat.size() + " parameters ("
                 + flat.numel() + " floats), got " + parameters.size() + " (" + numel + " floats)");
         }
+        final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
+        // Before any collective whose size depends on the layout: Gloo aborts the process on mismatched sizes.
+        requireSameLayout(group, flat, cap, options);
         GradientSync.broadcastParameters(group, flat);
         // DDP broadcasts the modules' buffers (running statistics) too, so every rank starts from rank 0's.
         for (final Module module : modules)
@@ -143,7 +158,6 @@ public final class DataParallel implements GradientReducer, AutoCloseable
                 }
             }
         }
-        final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
         // As DDP: cut in parameter order at the cap (a one-element list of limits), then handed over last bucket
         // first, the order backward makes them ready.
         // The tuple is held until the buckets are copied out: get0() is a view into it, and a tuple left unreachable
@@ -170,10 +184,63 @@ public final class DataParallel implements GradientReducer, AutoCloseable
             {
                 reducer.set_static_graph();
             }
-            final DataParallel dp = new DataParallel(reducer, group.info(), optimizer, parameters, options,
+            final DataParallel dp = new DataParallel(reducer, group, optimizer, parameters, options,
                 (int)reversed.size());
             optimizer.gradientReducer(dp);
             return dp;
+        }
+    }
+
+    /**
+     * Every rank must attach the same layout: DDP checks its parameters' shapes across ranks for the same reason. A
+     * rank whose parameters differ in order only would train on with another rank's weights in them, one whose sizes
+     * differ would abort in Gloo. One all-reduce of a hash per rank (all the same size), so that every rank sees every
+     * rank's and fails alike.
+     */
+    private static void requireSameLayout(final DistGroup group, final FlatParameters flat, final long cap,
+        final Options options)
+    {
+        final StringBuilder layout = new StringBuilder("cap " + cap + ", find unused " + options.findUnusedParameters()
+            + ", static graph " + options.staticGraph());
+        for (int i = 0; i < flat.size(); i++)
+        {
+            layout.append('\n').append(flat.name(i)).append(' ').append(java.util.Arrays.toString(flat.shape(i)));
+        }
+        final int world = group.info().worldSize();
+        final long[] hashes = new long[world];
+        final long mine;
+        try
+        {
+            // 31 bits: a sum of up to 2^32 ranks' stays within a long.
+            final byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                .digest(layout.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            mine = java.nio.ByteBuffer.wrap(digest).getInt() & 0x7fffffffL;
+        }
+        catch (final java.security.NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException("every JVM has SHA-256", ex);
+        }
+        try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
+        {
+            final Tensor all = torch.empty(new long[] {world}, new org.bytedeco.pytorch.TensorOptions(
+                torch.ScalarType.Long), new org.bytedeco.pytorch.MemoryFormatOptional());
+            final org.bytedeco.javacpp.LongPointer values = new org.bytedeco.javacpp.LongPointer(all.data_ptr());
+            for (int r = 0; r < world; r++)
+            {
+                values.put(r, r == group.info().rank() ? mine : 0);
+            }
+            group.allReduceSum(all, "compare the ranks' DataParallel layouts");
+            values.get(hashes);
+        }
+        for (final long hash : hashes)
+        {
+            if (hash != mine)
+            {
+                throw new DistException("DataParallel.attach", group.info(), "the ranks attach different layouts "
+                    + "(hash per rank " + java.util.Arrays.toString(hashes) + "): every rank needs the same modules "
+                    + "with the same parameter names, shapes and order, and the same bucket cap and options; this "
+                    + "rank's: " + layout.toString().replace('\n', ';'), null);
+            }
         }
     }
 
@@ -204,8 +271,9 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException("backward with gradient all-reduce", info, String.valueOf(ex.getMessage())
-                .lines().findFirst().orElse(""), ex);
+            // With what a failed peer reported, if it did (its own exception), as GradientSync's errors say.
+            throw group.failure("backward with gradient all-reduce", String.valueOf(ex.getMessage()).lines()
+                .findFirst().orElse(""), ex);
         }
         finally
         {
@@ -240,7 +308,7 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         }
         catch (final RuntimeException ex)
         {
-            throw new DistException("allreduce gradients", info, "the backward did not reduce every bucket: "
+            throw group.failure("allreduce gradients", "the backward did not reduce every bucket: "
                 + unreduced(String.valueOf(ex.getMessage())) + " got no gradient (not used by the loss; use every "
                 + "parameter, or findUnusedParameters), or a collective failed", ex);
         }

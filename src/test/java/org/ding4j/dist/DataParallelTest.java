@@ -85,6 +85,25 @@ class DataParallelTest
         }
     }
 
+    /** A parameter that requires no gradient is refused by name: c10d's Reducer crashed the JVM reading its own. */
+    @Test
+    void aFrozenParameterShouldBeRefusedNamingIt() throws Exception
+    {
+        final Module module = new Module();
+        module.register_module("fc", new LinearImpl(4, 2));
+        module.register_parameter("frozen", torch.ones(3), false);
+        try (DistGroup group = DistGroup.join(new DistInfo(0, 1, 0, "127.0.0.1", ChildJvm.freePort()),
+            Duration.ofSeconds(30));
+            FlatParameters params = FlatParameters.of(module);
+            FusedAdam adam = new FusedAdam(params, AdamConfig.adam(1e-2)))
+        {
+            assertEquals("modules: parameter 0 (frozen) does not require a gradient; DataParallel averages every "
+                + "parameter's: keep a frozen tensor out of the optimizer's parameters (a buffer, say)",
+                assertThrows(IllegalArgumentException.class, () -> DataParallel.attach(group, adam, List.of(module),
+                    DataParallel.Options.defaults())).getMessage());
+        }
+    }
+
     @Test
     void aStepWhoseBackwardBypassedItAndForeignModulesShouldBeRefused() throws Exception
     {

@@ -38,6 +38,8 @@ public final class DdpChild
     static final String BUCKET_BYTES_PROPERTY = "ddp.bucket_bytes";
     /** true: the gradients go through {@link DataParallel} (c10d's Reducer, during backward) instead. */
     static final String REDUCER_PROPERTY = "ddp.reducer";
+    /** true: rank 1 attaches DataParallel with another bucket cap than rank 0's (a layout the ranks must share). */
+    static final String MISMATCH_PROPERTY = "ddp.mismatch";
 
     private DdpChild()
     {
@@ -69,7 +71,8 @@ public final class DdpChild
             // The Reducer replaces the GradientSync that join attached as the optimizer's reducer.
             final DataParallel reducer = Boolean.getBoolean(REDUCER_PROPERTY) ? DataParallel.attach(dist.group(),
                 policy.regressor().optimizer(), java.util.List.of(policy.regressor().mlp().module()),
-                new DataParallel.Options(Long.getLong(BUCKET_BYTES_PROPERTY, 1L << 20), false, false)) : null;
+                new DataParallel.Options(Long.getLong(BUCKET_BYTES_PROPERTY, 1L << 20)
+                    + (Boolean.getBoolean(MISMATCH_PROPERTY) && 1 == rank ? 64 : 0), false, false)) : null;
             final double[] local = new double[1];
             // log_reduce runs at priority 10: one hook sees the rank's own value, the other the reduced one.
             learner.registerHook(new LearnerHook("record_local", 0, HookPosition.AFTER_ITER)

@@ -116,6 +116,26 @@ class DistributedTest
     }
 
     /**
+     * Ranks that attach DataParallel with different layouts (here the bucket cap; parameters in another order or of
+     * other shapes alike) fail on both ranks naming it, before any collective of the layout's size: Gloo aborted the
+     * process on mismatched sizes, and parameters in another order trained on silently apart.
+     */
+    @Test
+    void ranksAttachingDifferentLayoutsShouldBothFailNamingIt() throws Exception
+    {
+        final Path runDir = Files.createDirectories(dir.resolve("mismatch"));
+        final List<ChildJvm> ranks = launch(runDir, 2, UPDATES, 30_000, "train", "-D" + DdpChild.BUCKET_BYTES_PROPERTY
+            + "=1", "-D" + DdpChild.REDUCER_PROPERTY + "=true", "-D" + DdpChild.MISMATCH_PROPERTY + "=true");
+        for (final ChildJvm rank : ranks)
+        {
+            assertEquals(3, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
+            final String failure = failure(rank);
+            assertTrue(failure.contains("DataParallel.attach failed on rank " + rank.index + " of 2: the ranks attach "
+                + "different layouts") && failure.contains("this rank's: cap " + (0 == rank.index ? 1 : 65)), failure);
+        }
+    }
+
+    /**
      * Trains 2 ranks of {@link DdpChild} with the JVM options, checks their bucket count and that they end
      * bit-identical.
      *
