@@ -145,7 +145,8 @@ public final class DataParallel implements GradientReducer, AutoCloseable
         }
         final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
         // Before any collective whose size depends on the layout: Gloo aborts the process on mismatched sizes.
-        requireSameLayout(group, flat, cap, options);
+        GradientSync.requireSameLayout(group, flat, "bucket cap " + cap + ", find unused "
+            + options.findUnusedParameters() + ", static graph " + options.staticGraph());
         GradientSync.broadcastParameters(group, flat);
         // DDP broadcasts the modules' buffers (running statistics) too, so every rank starts from rank 0's.
         for (final Module module : modules)
@@ -188,59 +189,6 @@ public final class DataParallel implements GradientReducer, AutoCloseable
                 (int)reversed.size());
             optimizer.gradientReducer(dp);
             return dp;
-        }
-    }
-
-    /**
-     * Every rank must attach the same layout: DDP checks its parameters' shapes across ranks for the same reason. A
-     * rank whose parameters differ in order only would train on with another rank's weights in them, one whose sizes
-     * differ would abort in Gloo. One all-reduce of a hash per rank (all the same size), so that every rank sees every
-     * rank's and fails alike.
-     */
-    private static void requireSameLayout(final DistGroup group, final FlatParameters flat, final long cap,
-        final Options options)
-    {
-        final StringBuilder layout = new StringBuilder("cap " + cap + ", find unused " + options.findUnusedParameters()
-            + ", static graph " + options.staticGraph());
-        for (int i = 0; i < flat.size(); i++)
-        {
-            layout.append('\n').append(flat.name(i)).append(' ').append(java.util.Arrays.toString(flat.shape(i)));
-        }
-        final int world = group.info().worldSize();
-        final long[] hashes = new long[world];
-        final long mine;
-        try
-        {
-            // 31 bits: a sum of up to 2^32 ranks' stays within a long.
-            final byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                .digest(layout.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            mine = java.nio.ByteBuffer.wrap(digest).getInt() & 0x7fffffffL;
-        }
-        catch (final java.security.NoSuchAlgorithmException ex)
-        {
-            throw new IllegalStateException("every JVM has SHA-256", ex);
-        }
-        try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
-        {
-            final Tensor all = torch.empty(new long[] {world}, new org.bytedeco.pytorch.TensorOptions(
-                torch.ScalarType.Long), new org.bytedeco.pytorch.MemoryFormatOptional());
-            final org.bytedeco.javacpp.LongPointer values = new org.bytedeco.javacpp.LongPointer(all.data_ptr());
-            for (int r = 0; r < world; r++)
-            {
-                values.put(r, r == group.info().rank() ? mine : 0);
-            }
-            group.allReduceSum(all, "compare the ranks' DataParallel layouts");
-            values.get(hashes);
-        }
-        for (final long hash : hashes)
-        {
-            if (hash != mine)
-            {
-                throw new DistException("DataParallel.attach", group.info(), "the ranks attach different layouts "
-                    + "(hash per rank " + java.util.Arrays.toString(hashes) + "): every rank needs the same modules "
-                    + "with the same parameter names, shapes and order, and the same bucket cap and options; this "
-                    + "rank's: " + layout.toString().replace('\n', ';'), null);
-            }
         }
     }
 

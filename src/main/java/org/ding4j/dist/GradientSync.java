@@ -8,6 +8,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.Work;
+import org.bytedeco.pytorch.global.torch;
 import org.ding4j.jfr.AllReduceEvent;
 import org.ding4j.jfr.Jfr;
 import org.ding4j.torch.FlatParameters;
@@ -117,6 +118,8 @@ public final class GradientSync implements GradientReducer, AutoCloseable
     public static GradientSync attach(final DistGroup group, final FusedOptimizer<?> optimizer,
         final long bucketBytes)
     {
+        // Buckets cut at another size on another rank would all-reduce other sizes (Gloo aborts the process).
+        requireSameLayout(group, optimizer.parameters(), "bucket bytes " + bucketBytes);
         final GradientSync sync = new GradientSync(group, bucketBytes);
         broadcastParameters(group, optimizer.parameters());
         optimizer.gradientReducer(sync);
@@ -145,14 +148,72 @@ public final class GradientSync implements GradientReducer, AutoCloseable
     }
 
     /**
-     * Copies rank 0's parameter values into every rank's (one broadcast per flat buffer).
+     * Every rank must share one layout before a collective of its size: DDP checks its parameters' shapes across
+     * ranks for the same reason. A rank whose parameters differ in order only would train on with another rank's
+     * weights in them, one whose sizes (or buckets) differ would abort the process in Gloo. One all-reduce of a hash
+     * per rank (all the same size), so that every rank sees every rank's and fails alike.
+     *
+     * @param group    the process group
+     * @param flat     the parameters: their names, shapes and order
+     * @param settings what else the ranks must share (a bucket cap), or empty
+     * @throws DistException on every rank, naming this rank's layout, if any rank's differs
+     */
+    static void requireSameLayout(final DistGroup group, final FlatParameters flat, final String settings)
+    {
+        final StringBuilder layout = new StringBuilder(settings);
+        for (int i = 0; i < flat.size(); i++)
+        {
+            layout.append('\n').append(flat.name(i)).append(' ').append(java.util.Arrays.toString(flat.shape(i)));
+        }
+        final int world = group.info().worldSize();
+        final long[] hashes = new long[world];
+        final long mine;
+        try
+        {
+            // 31 bits: a sum of up to 2^32 ranks' stays within a long.
+            final byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
+                .digest(layout.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            mine = java.nio.ByteBuffer.wrap(digest).getInt() & 0x7fffffffL;
+        }
+        catch (final java.security.NoSuchAlgorithmException ex)
+        {
+            throw new IllegalStateException("every JVM has SHA-256", ex);
+        }
+        try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
+        {
+            final Tensor all = torch.empty(new long[] {world}, new org.bytedeco.pytorch.TensorOptions(
+                torch.ScalarType.Long), new org.bytedeco.pytorch.MemoryFormatOptional());
+            final org.bytedeco.javacpp.LongPointer values = new org.bytedeco.javacpp.LongPointer(all.data_ptr());
+            for (int r = 0; r < world; r++)
+            {
+                values.put(r, r == group.info().rank() ? mine : 0);
+            }
+            group.allReduceSum(all, "compare the ranks' parameters");
+            values.get(hashes);
+        }
+        for (final long hash : hashes)
+        {
+            if (hash != mine)
+            {
+                throw new DistException("compare the ranks' parameters", group.info(), "the ranks' layouts differ "
+                    + "(hash per rank " + java.util.Arrays.toString(hashes) + "): every rank needs the same modules "
+                    + "with the same parameter names, shapes and order, and the same bucket cap and options; this "
+                    + "rank's: " + layout.toString().replace('\n', ';'), null);
+            }
+        }
+    }
+
+    /**
+     * Copies rank 0's parameter values into every rank's (one broadcast per flat buffer), once every rank has been
+     * seen to hold the same parameters ({@link #requireSameLayout}).
      *
      * @param group  the process group
      * @param params the parameters
-     * @throws DistException if the broadcast fails
+     * @throws DistException if a rank's parameters differ (names, shapes, order) or the broadcast fails
      */
     public static void broadcastParameters(final DistGroup group, final FlatParameters params)
     {
+        requireSameLayout(group, params, "");
         try (NoGradGuard noGrad = new NoGradGuard())
         {
             for (int g = 0; g < params.groupCount(); g++)

@@ -130,8 +130,9 @@ class DistributedTest
         {
             assertEquals(3, rank.await(120), () -> "rank " + rank.index + " output:\n" + rank.output());
             final String failure = failure(rank);
-            assertTrue(failure.contains("DataParallel.attach failed on rank " + rank.index + " of 2: the ranks attach "
-                + "different layouts") && failure.contains("this rank's: cap " + (0 == rank.index ? 1 : 65)), failure);
+            assertTrue(failure.contains("compare the ranks' parameters failed on rank " + rank.index + " of 2: the "
+                + "ranks' layouts differ") && failure.contains("this rank's: bucket cap " + (0 == rank.index ? 1 : 65)),
+                failure);
         }
     }
 
