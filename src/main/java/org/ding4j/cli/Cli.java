@@ -126,6 +126,13 @@ final class Cli
             return this;
         }
 
+        /** @return this, with a last positional parameter taking every argument left, any number of them */
+        Command optionalParameters(final String label, final String help)
+        {
+            positionals.add(new Positional(label, help, false, true));
+            return this;
+        }
+
         /** @return this, with a last positional parameter taking every argument left, at least one */
         Command parameters(final String label, final String help)
         {

@@ -51,6 +51,8 @@ final class LaunchCommand
 
     /** What one rank takes at least: a JVM with libtorch, OpenBLAS and a small net loaded (~250 MiB measured). */
     private static final long RANK_BYTES = 256L << 20;
+    /** The ranks' default main class: the ding4j command line, which needs a COMMAND. */
+    private static final String CLI_MAIN = "org.ding4j.cli.Main";
 
     private final int nproc;
     private final int nnodes;
@@ -112,14 +114,19 @@ final class LaunchCommand
             .option("--max-restarts", "N", "when a rank fails, restart every rank of this node up to N times, each "
                 + "attempt resuming from the newest verified checkpoint its job wrote (0: the job fails)", "0")
             .option("--main", "CLASS", "the class whose main each rank runs, on this JVM's class path (the ding4j "
-                + "command line's: COMMAND is a ding4j command)", "org.ding4j.cli.Main")
-            .parameters("COMMAND", "the ding4j command each rank runs, after --")
+                + "command line's: COMMAND is a ding4j command)", CLI_MAIN)
+            .optionalParameters("COMMAND", "the ding4j command each rank runs, after -- (with --main: that class's "
+                + "arguments, if any)")
             .printsProgress()
             .action(args -> new LaunchCommand(args).call());
     }
 
     private int call() throws Exception
     {
+        if (command.isEmpty() && CLI_MAIN.equals(mainClass))
+        {
+            throw new Cli.UsageException("missing COMMAND");
+        }
         if (nproc < 1 || nnodes < 1 || nodeRank < 0 || nodeRank >= nnodes)
         {
             throw new IllegalArgumentException("--nproc, --nnodes, --node-rank: expected nproc >= 1, nnodes >= 1, "

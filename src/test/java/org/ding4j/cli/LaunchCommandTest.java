@@ -44,6 +44,13 @@ class LaunchCommandTest
             "10.0.0.1", "--master-port", "29500", "--job-id", "job-7", "--main", LaunchProbe.class.getName(), "--",
             "x"), err::toString);
         assertTrue(out.toString().contains("[rank 3] rank=3 world=4 local=1 master=10.0.0.1:29500"), out::toString);
+        // A main of one's own needs no COMMAND; the ding4j command line does.
+        out.getBuffer().setLength(0);
+        assertEquals(0, launch("launch", "--nproc", "1", "--main", LaunchProbe.class.getName()), err::toString);
+        assertTrue(out.toString().contains("[rank 0] rank=0 world=1 local=0"), out::toString);
+        err.getBuffer().setLength(0);
+        assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "1"));
+        assertTrue(err.toString().startsWith("ding4j launch: missing COMMAND"), err::toString);
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--nnodes", "2", "--node-rank", "1",
             "--job-id", "job-7", "--", "x"));
         assertTrue(err.toString().contains("--master-port: expected a port when --nnodes > 1"), err::toString);
