@@ -88,6 +88,8 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         advantages = new float[rows];
         returns = new float[rows];
         current = envs.observations().clone();
+        // Acted on and stored by the first collect: checked as every later observation is.
+        finite(current, "observation after reset");
         stepActions = new float[envCount * actionWidth];
         stepLogp = new float[envCount];
         stepValues = new float[envCount];
@@ -217,6 +219,7 @@ final class Rollout implements Replay<PpoBatch>, AutoCloseable
         // Episodes in progress are not saved (as DQN's collector): every env starts a new one from its stream.
         envs.reset();
         System.arraycopy(envs.observations(), 0, current, 0, current.length);
+        finite(current, "observation after reset");
         full = false;
     }
 

@@ -182,7 +182,7 @@ class DqnTrainingTest
     void aNonFiniteFirstObservationShouldStopTheEvaluationNamingIt()
     {
         final Config user = Config.empty().with("exp_name", dir.resolve("nan-reset").toString())
-            .with("env.type", NanResetCartPole.class.getName()).with("pipeline.max_env_step", 2_000L);
+            .with("env.type", org.ding4j.testing.NanResetCartPole.class.getName()).with("pipeline.max_env_step", 2_000L);
         final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> new OffPolicyPipeline(user).run(p -> { }, Map.of()));
         assertEquals("observation after reset: expected finite values from the environment, got NaN at index 2 "
@@ -251,30 +251,6 @@ class DqnTrainingTest
             {
                 throw new IllegalStateException("close failed");
             }
-        }
-    }
-
-    /** A CartPole whose episodes start with a NaN angle. */
-    public static final class NanResetCartPole extends org.ding4j.env.EnvWrapper
-    {
-        /** A CartPole. */
-        public NanResetCartPole()
-        {
-            super(new CartPole());
-        }
-
-        @Override
-        public void reset(final float[] obs)
-        {
-            env.reset(obs);
-            obs[2] = Float.NaN;
-        }
-
-        @Override
-        public void reset(final long seed, final float[] obs)
-        {
-            env.reset(seed, obs);
-            obs[2] = Float.NaN;
         }
     }
 

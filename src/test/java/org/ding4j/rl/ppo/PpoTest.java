@@ -75,6 +75,21 @@ class PpoTest
     }
 
     /**
+     * An episode that starts on a NaN observation is refused before the rollout acts on it or stores it: it trained on
+     * it, and the run died later blaming its learning rate (total_loss NaN).
+     */
+    @Test
+    void aNonFiniteFirstObservationShouldBeRefusedNamingIt()
+    {
+        final IllegalArgumentException ex = assertThrows(IllegalArgumentException.class, () -> new OffPolicyPipeline(
+            Config.empty().with("policy.type", "ppo").with("exp_name", dir.resolve("nan-reset").toString())
+                .with("env.type", org.ding4j.testing.NanResetCartPole.class.getName()))
+            .run(p -> { }));
+        assertEquals("observation after reset: expected finite values from the environment, got NaN at index 2 (env 0)",
+            ex.getMessage());
+    }
+
+    /**
      * One rollout of 512 in minibatches of 128 over 4 epochs is 16 iterations: train_iter advances by 16 per round,
      * and before_iter / after_iter run once per minibatch.
      */
