@@ -76,7 +76,8 @@ public final class StateFields
         if (!(state.get(key) instanceof List<?> list) || (count >= 0 && list.size() != count)
             || !list.stream().allMatch(Long.class::isInstance))
         {
-            throw refused(what, state, key, "a list of " + (count >= 0 ? count + " " : "") + "integers");
+            throw refused(what, state, key, "a list of " + (count >= 0 ? count + " " : "") + (1 == count ? "integer"
+                : "integers"));
         }
         return list.stream().mapToLong(v -> (Long)v).toArray();
     }

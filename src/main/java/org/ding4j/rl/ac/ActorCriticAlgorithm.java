@@ -371,7 +371,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             };
         }
 
-        /** The collector's exploration and replay streams and the evaluator's start streams. */
+        /** The collector's exploration, replay and env-start streams and the evaluator's start streams. */
         @Override
         public Map<String, Object> randomState()
         {
@@ -395,8 +395,10 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             final Map<String, Object> own = new LinkedHashMap<>();
             own.put("explore", fresh.nextLong());
             own.put("replay", fresh.nextLong());
-            collector.restoreRandomState(own);
             policy.restartNoise(fresh.nextLong());
+            own.put("envs", java.util.stream.LongStream.range(0, collector.envCount()).map(i -> fresh.nextLong())
+                .boxed().toList());
+            collector.restoreRandomState(own);
         }
 
         @Override

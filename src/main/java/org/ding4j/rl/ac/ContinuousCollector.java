@@ -95,20 +95,41 @@ final class ContinuousCollector implements AutoCloseable
         envsteps = steps;
     }
 
+    /** @return the exploration, replay and env-start streams (a resume continues them, as DQN's and PPO's do) */
     Map<String, Object> randomState()
     {
         final Map<String, Object> state = new LinkedHashMap<>();
         state.put("explore", explore.state());
         state.put("replay", buffer.randomState());
+        state.put("envs", java.util.Arrays.stream(envs.randomStates()).boxed().toList());
         return state;
     }
 
+    /**
+     * Continues the streams of {@link #randomState()}; every env starts a new episode from its own. A state without
+     * {@code envs} (saved before they were) leaves the envs' streams as they are, as such a resume always did.
+     */
     void restoreRandomState(final Map<?, ?> state)
     {
         final long e = StateFields.integer("random state", state, "explore");
         final long r = StateFields.integer("random state", state, "replay");
+        final long[] streams = state.containsKey("envs")
+            ? StateFields.integers("random state", state, "envs", envs.size()) : null;
         explore.state(e);
         buffer.restoreRandomState(r);
+        if (null != streams)
+        {
+            envs.restoreRandomStates(streams);
+            // Episodes in progress are not saved (as DQN's collector): every env starts a new one from its stream.
+            envs.reset();
+            System.arraycopy(envs.observations(), 0, obs, 0, obs.length);
+        }
+    }
+
+    /** @return how many envs it steps */
+    int envCount()
+    {
+        return envs.size();
     }
 
     /** Closes the envs. */

@@ -249,6 +249,7 @@ class ActorCriticTrainingTest
         "updates | Td3Policy state dict: 'updates' must be >= 0, got -1",
         "bad random | random state: 'explore': expected an integer, got a String",
         "short eval | random state: 'eval': expected a list of 10 integers, got a list of 1 integer",
+        "long envs | random state: 'envs': expected a list of 1 integer, got a list of 3 integers",
         "weight | state dict: 0.weight has non-finite values (NaN or infinity)",
         "no random | has no 'random' state (a pipeline run's checkpoints carry both its evaluation schedule and its "
             + "random streams)",
@@ -269,6 +270,12 @@ class ActorCriticTrainingTest
             case "no random" -> state.remove("random");
             case "bad random" -> ((Map<String, Object>)state.get("random")).put("explore", "x");
             case "short eval" -> ((Map<String, Object>)state.get("random")).put("eval", java.util.List.of(7L));
+            case "long envs" ->
+            {
+                // Saved since the resume continues the collector's env starts (it replayed the run's first ones).
+                assertEquals(1, ((java.util.List<?>)((Map<?, ?>)state.get("random")).get("envs")).size());
+                ((Map<String, Object>)state.get("random")).put("envs", java.util.List.of(1L, 2L, 3L));
+            }
             default -> ((org.bytedeco.pytorch.Tensor)((Map<?, ?>)state.get("model")).get("actor.0.weight"))
                 .fill_(new org.bytedeco.pytorch.Scalar(Double.POSITIVE_INFINITY));
         }
