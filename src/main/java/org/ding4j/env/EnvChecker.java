@@ -9,7 +9,8 @@ import java.util.Objects;
  * <li>both spaces are there, the observation space has at least one entry;</li>
  * <li>every observation (after reset and after each step) is finite and inside the observation space, every reward
  * is finite;</li>
- * <li>the same seed and the same actions give the same trajectory (observations, rewards, flags), bit for bit.</li>
+ * <li>the same seed and the same actions give the same trajectory (observations, rewards, flags, and the starts of
+ * the episodes after the first), bit for bit.</li>
  * </ul>
  */
 public final class EnvChecker
@@ -42,22 +43,24 @@ public final class EnvChecker
                 + "action space, got " + obsSpace + " and " + actionSpace);
         }
         final int width = obsSpace.flatSize();
-        final float[] first = new float[width * (steps + 1)];
-        final double[] rewards = new double[steps];
-        final byte[] flags = new byte[steps];
-        run(env, seed, steps, first, rewards, flags, null, name);
-        run(env, seed, steps, new float[first.length], new double[steps], new byte[steps],
-            new Trajectory(first, rewards, flags), name);
+        final Trajectory first = new Trajectory(new float[width * (steps + 1)], new double[steps], new byte[steps],
+            new float[width * steps]);
+        run(env, seed, steps, first, null, name);
+        run(env, seed, steps, new Trajectory(new float[first.obs().length], new double[steps], new byte[steps],
+            new float[first.resets().length]), first, name);
     }
 
-    /** A recorded run to compare against. */
-    private record Trajectory(float[] obs, double[] rewards, byte[] flags)
+    /** A recorded run: its observations, rewards, flags, and the observation of each reset() after an episode. */
+    private record Trajectory(float[] obs, double[] rewards, byte[] flags, float[] resets)
     {
     }
 
-    private static void run(final Env env, final long seed, final int steps, final float[] obsLog,
-        final double[] rewards, final byte[] flags, final Trajectory reference, final String name)
+    private static void run(final Env env, final long seed, final int steps, final Trajectory log,
+        final Trajectory reference, final String name)
     {
+        final float[] obsLog = log.obs();
+        final double[] rewards = log.rewards();
+        final byte[] flags = log.flags();
         final Box obsSpace = env.observationSpace();
         final int width = obsSpace.flatSize();
         final ResumableRandom random = new ResumableRandom(seed);
@@ -100,6 +103,17 @@ public final class EnvChecker
             {
                 env.reset(obs);
                 checkObservation(obsSpace, obs, at + ", reset()");
+                System.arraycopy(obs, 0, log.resets(), t * width, width);
+                for (int k = 0; null != reference && k < width; k++)
+                {
+                    if (Float.floatToIntBits(reference.resets()[t * width + k]) != Float.floatToIntBits(obs[k]))
+                    {
+                        // A later episode's start must come from the generator the first reset seeded too.
+                        throw new IllegalStateException(at + ", reset(), run again with the same seed and actions: "
+                            + "observation[" + k + "] " + obs[k] + ", first run " + reference.resets()[t * width + k]
+                            + " (an env must draw only from the generator its reset seeds)");
+                    }
+                }
             }
         }
     }

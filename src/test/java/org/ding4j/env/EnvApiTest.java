@@ -27,6 +27,8 @@ class EnvApiTest
         int failAt = -1;
         boolean clockSeeded;
         boolean clockSteps;
+        /** Later episodes start from a generator no reset(seed) seeds (an unseeded java.util.Random, say). */
+        boolean clockStarts;
         long calls;
         double x;
         int t;
@@ -47,13 +49,16 @@ class EnvApiTest
         public void reset(final long seed, final float[] obs)
         {
             random.state(clockSeeded ? System.nanoTime() : seed);
+            // A seeded reset starts the first episode (clockStarts then draws from the seeded generator).
+            t = 0;
             reset(obs);
         }
 
         @Override
         public void reset(final float[] obs)
         {
-            x = random.nextDouble(-1, 1);
+            x = clockStarts && t > 0 ? new ResumableRandom(System.nanoTime()).nextDouble(-1, 1)
+                : random.nextDouble(-1, 1);
             t = 0;
             obs[0] = (float)x;
         }
@@ -300,6 +305,13 @@ class EnvApiTest
             .getMessage();
         assertTrue(stepMessage.startsWith("Walk: step 0 after reset(seed=5), run again with the same seed and "
             + "actions: observation[0] "), stepMessage);
+        // Its first start seeded, the later ones not: the second run's first later start differs.
+        final Walk starts = new Walk();
+        starts.clockStarts = true;
+        final String startMessage = assertThrows(IllegalStateException.class, () -> EnvChecker.check(new TimeLimit(
+            starts, 5), 5, 50)).getMessage();
+        assertTrue(startMessage.startsWith("TimeLimit") && startMessage.contains("step 4 after reset(seed=5), reset(), "
+            + "run again with the same seed and actions: observation[0] "), startMessage);
         // An env without a toString of its own is named by its class, not Object's class@hash.
         final Walk inner = new Walk();
         inner.nanAt = 1;
