@@ -182,7 +182,8 @@ class DqnTrainingTest
     void aNonFiniteFirstObservationShouldStopTheEvaluationNamingIt()
     {
         final Config user = Config.empty().with("exp_name", dir.resolve("nan-reset").toString())
-            .with("env.type", org.ding4j.testing.NanResetCartPole.class.getName()).with("pipeline.max_env_step", 2_000L);
+            .with("env.type", org.ding4j.testing.NanResetCartPole.class.getName())
+            .with("pipeline.max_env_step", 2_000L);
         final IllegalArgumentException ex = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> new OffPolicyPipeline(user).run(p -> { }, Map.of()));
         assertEquals("observation after reset: expected finite values from the environment, got NaN at index 2 "
