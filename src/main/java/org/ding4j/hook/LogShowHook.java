@@ -26,6 +26,8 @@ public final class LogShowHook extends LearnerHook
     private TickMonitor boundMonitor;
     private int boundKeys = -1;
     private LogReporter reporter;
+    /** Set by {@link #close()}: a hook closed mid-dispatch (the learner closed from an earlier hook) reports no more. */
+    private volatile boolean closed;
 
     /**
      * @param name     hook name
@@ -62,6 +64,11 @@ public final class LogShowHook extends LearnerHook
     private void report(final HookContext context, final LearnerLog log, final TickMonitor monitor,
         final LogBuffer buffer, final long iteration)
     {
+        if (closed)
+        {
+            // A reporter started now would be a thread nothing stops.
+            return;
+        }
         if (null == reporter)
         {
             reporter = new LogReporter(context.instanceName());
@@ -92,6 +99,7 @@ public final class LogShowHook extends LearnerHook
     @Override
     public void close()
     {
+        closed = true;
         if (null != reporter)
         {
             reporter.close();

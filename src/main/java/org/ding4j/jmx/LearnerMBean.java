@@ -60,9 +60,12 @@ public final class LearnerMBean implements LearnerMXBean
     {
         Objects.requireNonNull(server, "server");
         final ObjectName name = objectName(learner);
+        // Set once this registration succeeded: a refused one (the name taken by another learner) must not unregister
+        // that learner's bean when this learner closes.
+        final java.util.concurrent.atomic.AtomicBoolean ours = new java.util.concurrent.atomic.AtomicBoolean();
         // Tied to the learner first: a closed one refuses, and nothing is left registered for good.
         learner.closeWith(() -> {
-            if (server.isRegistered(name))
+            if (ours.getAndSet(false) && server.isRegistered(name))
             {
                 server.unregisterMBean(name);
             }
@@ -70,6 +73,7 @@ public final class LearnerMBean implements LearnerMXBean
         try
         {
             server.registerMBean(new LearnerMBean(learner), name);
+            ours.set(true);
         }
         catch (final JMException ex)
         {

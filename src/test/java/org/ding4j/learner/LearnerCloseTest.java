@@ -99,6 +99,28 @@ class LearnerCloseTest
         assertEquals(6, events.size(), "closing twice closes nothing twice");
     }
 
+    /**
+     * A close from an after_iter hook of a train() loop (no run()) closes at once, and log_show, later in the same
+     * dispatch, must not start a reporter thread that nothing would stop (it did, for good).
+     */
+    @Test
+    void aCloseFromAHookOfATrainLoopShouldLeaveNoReporterThread()
+    {
+        final BaseLearner<Object> learner = learner("train-close", new CountingPolicy(),
+            "hook.log_show_after_iter=1");
+        learner.registerHook(new Probe("closer", HookPosition.AFTER_ITER, () -> {
+            if (1 == learner.trainIter())
+            {
+                learner.close();
+            }
+        }, null));
+        learner.train(List.of());
+        final java.util.function.Predicate<Thread> reporter = t -> t.isAlive()
+            && t.getName().startsWith("ding4j-log-" + learner.instanceName());
+        assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(reporter),
+            "a reporter thread outlived the closed learner");
+    }
+
     @Test
     void aCloseFromAnotherThreadShouldWaitForTheUpdateInFlightEvenWhenInterrupted() throws Exception
     {

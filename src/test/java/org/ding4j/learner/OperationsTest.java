@@ -158,6 +158,9 @@ class OperationsTest
             final IllegalStateException taken = assertThrows(IllegalStateException.class,
                 () -> LearnerMBean.register(c));
             assertTrue(taken.getMessage().contains(first.toString()), taken.getMessage());
+            // The refused learner's close must not take the first learner's bean with it.
+            c.close();
+            assertTrue(ManagementFactory.getPlatformMBeanServer().isRegistered(first));
         }
         final MBeanServer server = ManagementFactory.getPlatformMBeanServer();
         assertEquals(0, server.queryNames(LearnerMBean.objectName(learner("two", "learner")), null).size());
