@@ -68,6 +68,8 @@ public final class TensorBoardWriter implements SummaryWriter
     private final RingBuffer ring;
     private final Thread writerThread;
     private final AtomicLong dropped = new AtomicLong();
+    /** Entries larger than the ring's largest message: dropped whatever the queue holds, and said so by tag. */
+    private final AtomicLong oversized = new AtomicLong();
     private final AtomicLong flushRequests = new AtomicLong();
     private final AtomicLong flushesDone = new AtomicLong();
     private volatile boolean closing;
@@ -163,7 +165,7 @@ public final class TensorBoardWriter implements SummaryWriter
         {
             final AtomicBuffer buffer = ring.buffer();
             buffer.putLong(index + VALUE_OFFSET, length);
-            final int base = index + TAG_OFFSET + tag.length();
+            final int base = index + TAG_OFFSET + utf8Length(tag);
             for (int i = 0; i < length; i++)
             {
                 buffer.putDouble(base + i * Double.BYTES, values[i]);
@@ -175,8 +177,22 @@ public final class TensorBoardWriter implements SummaryWriter
     private int claim(final int type, final String tag, final long step, final int doubles)
     {
         Objects.requireNonNull(tag, "tag");
-        final int length = TAG_OFFSET + tag.length() + doubles * Double.BYTES;
-        if (closing || length > ring.maxMsgLength())
+        final int tagBytes = utf8Length(tag);
+        final int length = TAG_OFFSET + tagBytes + doubles * Double.BYTES;
+        if (length > ring.maxMsgLength())
+        {
+            // Never written, however empty the queue: said with its tag and size, not as a full queue.
+            final long count = oversized.incrementAndGet();
+            dropped.incrementAndGet();
+            if (BitUtil.isPowerOfTwo(count))
+            {
+                LOG.warn("TensorBoard: {} is {} bytes, more than the {} an entry may take (a histogram of at most ~{} "
+                    + "values): dropped, {} such entries so far ({})", tag, length, ring.maxMsgLength(),
+                    (ring.maxMsgLength() - TAG_OFFSET - tagBytes) / Double.BYTES, count, file);
+            }
+            return -1;
+        }
+        if (closing)
         {
             countDrop();
             return -1;
@@ -190,9 +206,50 @@ public final class TensorBoardWriter implements SummaryWriter
         final AtomicBuffer buffer = ring.buffer();
         buffer.putLong(index + STEP_OFFSET, step);
         buffer.putLong(index + WALL_OFFSET, System.currentTimeMillis());
-        buffer.putInt(index + TAG_LENGTH_OFFSET, tag.length());
-        buffer.putStringWithoutLengthAscii(index + TAG_OFFSET, tag);
+        buffer.putInt(index + TAG_LENGTH_OFFSET, tagBytes);
+        if (tagBytes == tag.length())
+        {
+            // ASCII, the usual case: written without a byte[] of its own.
+            buffer.putStringWithoutLengthAscii(index + TAG_OFFSET, tag);
+        }
+        else
+        {
+            // A tag is a protobuf string, UTF-8: ASCII's '?' for every other character merged distinct tags.
+            buffer.putStringWithoutLengthUtf8(index + TAG_OFFSET, tag);
+        }
         return index;
+    }
+
+    /**
+     * @return the tag's length in UTF-8, as {@code String.getBytes(UTF_8)} encodes it (a lone surrogate becomes one
+     *     '?'), without making those bytes
+     */
+    static int utf8Length(final String tag)
+    {
+        int bytes = 0;
+        for (int i = 0; i < tag.length(); i++)
+        {
+            final char c = tag.charAt(i);
+            if (c < 0x80)
+            {
+                bytes += 1;
+            }
+            else if (c < 0x800)
+            {
+                bytes += 2;
+            }
+            else if (Character.isHighSurrogate(c) && i + 1 < tag.length()
+                && Character.isLowSurrogate(tag.charAt(i + 1)))
+            {
+                bytes += 4;
+                i++;
+            }
+            else
+            {
+                bytes += Character.isSurrogate(c) ? 1 : 3;
+            }
+        }
+        return bytes;
     }
 
     private void countDrop()

@@ -39,6 +39,10 @@ class TensorBoardWriterTest
         }
         writer.addScalar("learner_step/total_loss_avg", Double.NaN, 4000);
         writer.addHistogram("learner/td", new double[] {-1.5, 0.0, 0.25, 0.25, 3.0}, 100);
+        // Tags are UTF-8 (ASCII made every other character '?', merging these three into one tag).
+        writer.addScalar("learner_iter/损失_avg", 1.0, 1);
+        writer.addScalar("learner_iter/λ_avg", 2.0, 1);
+        writer.addHistogram("learner/😀\ud800x", new double[] {1.0}, 1);
         writer.flush();
         assertTrue(Files.size(writer.file()) > 0, "flush() writes what was accepted");
         writer.close();
@@ -46,7 +50,12 @@ class TensorBoardWriterTest
         assertTrue(writer.file().getFileName().toString().startsWith("events.out.tfevents."));
 
         final List<Event> events = read(writer.file());
-        assertEquals(103, events.size());
+        assertEquals(106, events.size());
+        assertEquals("learner_iter/损失_avg", events.get(103).tag);
+        assertEquals(1.0f, events.get(103).simpleValue);
+        assertEquals("learner_iter/λ_avg", events.get(104).tag);
+        assertEquals("learner/😀?x", events.get(105).tag, "a lone surrogate is one '?', as Java encodes it");
+        assertEquals(1.0, events.get(105).num);
         assertEquals("brain.Event:2", events.get(0).fileVersion);
         for (int i = 1; i <= 100; i++)
         {
