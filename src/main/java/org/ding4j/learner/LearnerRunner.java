@@ -144,6 +144,8 @@ final class LearnerRunner
             {
                 if (null == failure)
                 {
+                    // Logged as a failure before it is (a run's failure is logged, then thrown, wherever it came).
+                    learner.log().rethrown("after_run failed at iteration " + learner.trainIter(), e);
                     failure = e;
                 }
                 else

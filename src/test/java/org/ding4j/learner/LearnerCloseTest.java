@@ -99,6 +99,28 @@ class LearnerCloseTest
         assertEquals(6, events.size(), "closing twice closes nothing twice");
     }
 
+    /** A run whose after_run hook fails logs that failure (the learner's text log), as one that fails earlier does. */
+    @Test
+    void anAfterRunFailureShouldBeLoggedBeforeItIsThrown() throws Exception
+    {
+        final BaseLearner<Object> learner = learner("after-run", new CountingPolicy());
+        final IllegalStateException broken = new IllegalStateException("after_run broke");
+        learner.registerHook(new Probe("stopper", HookPosition.AFTER_ITER, learner::stop, null));
+        learner.registerHook(new LearnerHook("breaks", 0, HookPosition.AFTER_RUN)
+        {
+            @Override
+            public void call(final HookContext context)
+            {
+                throw broken;
+            }
+        });
+        assertThrows(RuntimeException.class, () -> learner.run(new EndlessLoop(learner, () -> { })));
+        final java.nio.file.Path log = learner.log().file();
+        learner.close();
+        final String text = java.nio.file.Files.readString(log);
+        assertTrue(text.contains("after_run failed at iteration 1") && text.contains("after_run broke"), text);
+    }
+
     /**
      * A close from an after_iter hook of a train() loop (no run()) closes at once, and log_show, later in the same
      * dispatch, must not start a reporter thread that nothing would stop (it did, for good).
