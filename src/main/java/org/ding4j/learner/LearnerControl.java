@@ -166,6 +166,12 @@ public final class LearnerControl
         }
     }
 
+    /** @param thread the thread a run is starting on (its before_run hooks come before any update boundary) */
+    void trainsOn(final Thread thread)
+    {
+        trainingThread = thread;
+    }
+
     /** On the training thread at an update boundary: carries out what is pending. One volatile read when nothing is. */
     void between()
     {

@@ -87,6 +87,8 @@ final class LearnerRunner
                 throw new IllegalStateException("learner " + learner.instanceName() + " is already running");
             }
             loopThread = Thread.currentThread();
+            // Its before_run hooks run before the first update boundary: a save asked from one is refused at once.
+            control.trainsOn(loopThread);
             // A stop() asked before this run got going (from a thread that started it a moment ago) counts: it is
             // cleared when a run ends, not when one begins.
             signalled = false;

@@ -146,6 +146,43 @@ class OperationsTest
         }
     }
 
+    /** From a before_run hook (before any update boundary) a save is refused at once: it waited out its timeout. */
+    @Test
+    void aSaveAskedFromBeforeRunShouldBeRefusedAtOnce()
+    {
+        try (BaseLearner<Object> learner = learner("before-run", "learner"))
+        {
+            final java.util.concurrent.atomic.AtomicReference<Exception> thrown =
+                new java.util.concurrent.atomic.AtomicReference<>();
+            learner.registerHook(new org.ding4j.hook.LearnerHook("saver", 0, org.ding4j.hook.HookPosition.BEFORE_RUN)
+            {
+                @Override
+                public void call(final org.ding4j.hook.HookContext context)
+                {
+                    try
+                    {
+                        learner.control().saveCheckpoint(Duration.ofSeconds(30));
+                    }
+                    catch (final Exception ex)
+                    {
+                        thrown.set(ex);
+                    }
+                }
+            });
+            learner.registerHook(new org.ding4j.hook.LearnerHook("stopper", 0, org.ding4j.hook.HookPosition.AFTER_ITER)
+            {
+                @Override
+                public void call(final org.ding4j.hook.HookContext context)
+                {
+                    learner.stop();
+                }
+            });
+            learner.run(new EndlessLoop(learner, () -> { }));
+            assertTrue(thrown.get() instanceof IllegalStateException
+                && thrown.get().getMessage().contains("learner.checkpoints().save(name)"), String.valueOf(thrown.get()));
+        }
+    }
+
     @Test
     void twoLearnersShouldGetTwoBeansAndTheSameNamesTwiceShouldBeRefused()
     {
