@@ -26,7 +26,7 @@ public final class LogShowHook extends LearnerHook
     private TickMonitor boundMonitor;
     private int boundKeys = -1;
     private LogReporter reporter;
-    /** Set by {@link #close()}: a hook closed mid-dispatch (the learner closed from an earlier hook) reports no more. */
+    /** Set by {@link #close()}: closed mid-dispatch (the learner closed from an earlier hook), it reports no more. */
     private volatile boolean closed;
 
     /**

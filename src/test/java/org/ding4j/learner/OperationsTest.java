@@ -179,7 +179,8 @@ class OperationsTest
             });
             learner.run(new EndlessLoop(learner, () -> { }));
             assertTrue(thrown.get() instanceof IllegalStateException
-                && thrown.get().getMessage().contains("learner.checkpoints().save(name)"), String.valueOf(thrown.get()));
+                && thrown.get().getMessage().contains("learner.checkpoints().save(name)"),
+                String.valueOf(thrown.get()));
         }
     }
 
