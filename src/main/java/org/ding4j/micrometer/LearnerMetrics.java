@@ -42,6 +42,8 @@ public final class LearnerMetrics implements MeterBinder
         final Tags tags;
         final List<Meter> meters = new ArrayList<>();
         int valuesBound;
+        /** Set when the learner closed and its meters went: a scrape racing the close binds none again. */
+        boolean removed;
 
         Binding(final MeterRegistry registry, final Tags tags)
         {
@@ -78,6 +80,7 @@ public final class LearnerMetrics implements MeterBinder
         learner.closeWith(() -> {
             synchronized (binding)
             {
+                binding.removed = true;
                 meters.forEach(registry::remove);
             }
         });
@@ -111,6 +114,10 @@ public final class LearnerMetrics implements MeterBinder
         final ScalarDict scalar = learner.logBuffer().scalar();
         synchronized (binding)
         {
+            if (binding.removed)
+            {
+                return;
+            }
             for (int i = binding.valuesBound; i < scalar.keyCount(); i++)
             {
                 final int index = i;

@@ -233,7 +233,13 @@ class OperationsTest
                 () -> new LearnerMetrics(twin).bindTo(registry));
             assertTrue(shared.getMessage().contains("already"), shared.getMessage());
         }
+        // A scrape that holds the counter and reads it as the learner closes binds no meter again (a key added since
+        // the last bind would have been registered for good).
+        final io.micrometer.core.instrument.FunctionCounter updates = registry.get("ding4j.learner.updates")
+            .functionCounter();
+        learner.logBuffer().scalar().register("late_key");
         learner.close();
+        assertEquals(4.0, updates.count());
         assertTrue(registry.find("ding4j.learner.updates").meters().isEmpty());
         assertTrue(registry.getMeters().isEmpty(), registry.getMeters().toString());
         // A closed learner binds nothing and registers no bean: neither would ever be removed.
