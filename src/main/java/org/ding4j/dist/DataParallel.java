@@ -144,10 +144,9 @@ public final class DataParallel implements GradientReducer, AutoCloseable
                 + flat.numel() + " floats), got " + parameters.size() + " (" + numel + " floats)");
         }
         final long cap = 0 == options.bucketBytes() ? Math.max(1, numel * Float.BYTES) : options.bucketBytes();
-        // Before any collective whose size depends on the layout: Gloo aborts the process on mismatched sizes.
-        GradientSync.requireSameLayout(group, flat, "bucket cap " + cap + ", find unused "
+        // The ranks' layouts are compared before the broadcast (Gloo aborts the process on mismatched sizes).
+        GradientSync.broadcastParameters(group, flat, "bucket cap " + cap + ", find unused "
             + options.findUnusedParameters() + ", static graph " + options.staticGraph());
-        GradientSync.broadcastParameters(group, flat);
         // DDP broadcasts the modules' buffers (running statistics) too, so every rank starts from rank 0's.
         for (final Module module : modules)
         {

@@ -118,10 +118,9 @@ public final class GradientSync implements GradientReducer, AutoCloseable
     public static GradientSync attach(final DistGroup group, final FusedOptimizer<?> optimizer,
         final long bucketBytes)
     {
-        // Buckets cut at another size on another rank would all-reduce other sizes (Gloo aborts the process).
-        requireSameLayout(group, optimizer.parameters(), "bucket bytes " + bucketBytes);
         final GradientSync sync = new GradientSync(group, bucketBytes);
-        broadcastParameters(group, optimizer.parameters());
+        // Buckets cut at another size on another rank would all-reduce other sizes (Gloo aborts the process).
+        broadcastParameters(group, optimizer.parameters(), "bucket bytes " + bucketBytes);
         optimizer.gradientReducer(sync);
         return sync;
     }
@@ -158,7 +157,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
      * @param settings what else the ranks must share (a bucket cap), or empty
      * @throws DistException on every rank, naming this rank's layout, if any rank's differs
      */
-    static void requireSameLayout(final DistGroup group, final FlatParameters flat, final String settings)
+    private static void requireSameLayout(final DistGroup group, final FlatParameters flat, final String settings)
     {
         final StringBuilder layout = new StringBuilder(settings);
         for (int i = 0; i < flat.size(); i++)
@@ -167,18 +166,8 @@ public final class GradientSync implements GradientReducer, AutoCloseable
         }
         final int world = group.info().worldSize();
         final long[] hashes = new long[world];
-        final long mine;
-        try
-        {
-            // 31 bits: a sum of up to 2^32 ranks' stays within a long.
-            final byte[] digest = java.security.MessageDigest.getInstance("SHA-256")
-                .digest(layout.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-            mine = java.nio.ByteBuffer.wrap(digest).getInt() & 0x7fffffffL;
-        }
-        catch (final java.security.NoSuchAlgorithmException ex)
-        {
-            throw new IllegalStateException("every JVM has SHA-256", ex);
-        }
+        // 31 bits: a sum of up to 2^32 ranks' stays within a long.
+        final long mine = java.nio.ByteBuffer.wrap(Rendezvous.digest(layout.toString())).getInt() & 0x7fffffffL;
         try (org.bytedeco.javacpp.PointerScope scope = new org.bytedeco.javacpp.PointerScope())
         {
             final Tensor all = torch.empty(new long[] {world}, new org.bytedeco.pytorch.TensorOptions(
@@ -205,7 +194,7 @@ public final class GradientSync implements GradientReducer, AutoCloseable
 
     /**
      * Copies rank 0's parameter values into every rank's (one broadcast per flat buffer), once every rank has been
-     * seen to hold the same parameters ({@link #requireSameLayout}).
+     * seen to hold the same parameters: names, shapes and order (one all-reduce of a hash per rank).
      *
      * @param group  the process group
      * @param params the parameters
@@ -213,7 +202,20 @@ public final class GradientSync implements GradientReducer, AutoCloseable
      */
     public static void broadcastParameters(final DistGroup group, final FlatParameters params)
     {
-        requireSameLayout(group, params, "");
+        broadcastParameters(group, params, "");
+    }
+
+    /**
+     * As {@link #broadcastParameters(DistGroup, FlatParameters)}, the ranks sharing {@code settings} too.
+     *
+     * @param group    the process group
+     * @param params   the parameters
+     * @param settings what else the ranks must share (a bucket cap), or empty
+     * @throws DistException if a rank's parameters or settings differ, or the broadcast fails
+     */
+    static void broadcastParameters(final DistGroup group, final FlatParameters params, final String settings)
+    {
+        requireSameLayout(group, params, settings);
         try (NoGradGuard noGrad = new NoGradGuard())
         {
             for (int g = 0; g < params.groupCount(); g++)

@@ -364,10 +364,18 @@ final class Rendezvous implements AutoCloseable
 
     private static String sha256(final String text)
     {
+        return HexFormat.of().formatHex(digest(text), 0, 6);
+    }
+
+    /**
+     * @param text what the ranks compare (a config, a parameter layout)
+     * @return its SHA-256 digest, of its UTF-8 bytes
+     */
+    static byte[] digest(final String text)
+    {
         try
         {
-            final byte[] digest = MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
-            return HexFormat.of().formatHex(digest, 0, 6);
+            return MessageDigest.getInstance("SHA-256").digest(text.getBytes(StandardCharsets.UTF_8));
         }
         catch (final NoSuchAlgorithmException ex)
         {

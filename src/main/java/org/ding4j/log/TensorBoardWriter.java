@@ -165,7 +165,8 @@ public final class TensorBoardWriter implements SummaryWriter
         {
             final AtomicBuffer buffer = ring.buffer();
             buffer.putLong(index + VALUE_OFFSET, length);
-            final int base = index + TAG_OFFSET + utf8Length(tag);
+            // The tag's UTF-8 length, as claim() wrote it.
+            final int base = index + TAG_OFFSET + buffer.getInt(index + TAG_LENGTH_OFFSET);
             for (int i = 0; i < length; i++)
             {
                 buffer.putDouble(base + i * Double.BYTES, values[i]);
@@ -224,7 +225,7 @@ public final class TensorBoardWriter implements SummaryWriter
      * @return the tag's length in UTF-8, as {@code String.getBytes(UTF_8)} encodes it (a lone surrogate becomes one
      *     '?'), without making those bytes
      */
-    static int utf8Length(final String tag)
+    private static int utf8Length(final String tag)
     {
         int bytes = 0;
         for (int i = 0; i < tag.length(); i++)
