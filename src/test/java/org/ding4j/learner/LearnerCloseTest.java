@@ -136,10 +136,12 @@ class LearnerCloseTest
                 learner.close();
             }
         }, null));
-        learner.train(List.of());
+        // Another test's learner of the same name may still be ending its own reporter: only a new one counts.
         final java.util.function.Predicate<Thread> reporter = t -> t.isAlive()
             && t.getName().startsWith("ding4j-log-" + learner.instanceName());
-        assertTrue(Thread.getAllStackTraces().keySet().stream().noneMatch(reporter),
+        final java.util.Set<Thread> before = Thread.getAllStackTraces().keySet();
+        learner.train(List.of());
+        assertTrue(Thread.getAllStackTraces().keySet().stream().filter(t -> !before.contains(t)).noneMatch(reporter),
             "a reporter thread outlived the closed learner");
     }
 
