@@ -9,6 +9,8 @@ package org.ding4j.env;
 public final class ResumableRandom
 {
     private static final long GOLDEN_GAMMA = 0x9e3779b97f4a7c15L;
+    /** Any odd constant: it keeps seed 0's streams away from the plain stream of seed 0. */
+    private static final long STREAM_KEY = 0x6a09e667f3bcc909L;
 
     private long state;
 
@@ -16,6 +18,20 @@ public final class ResumableRandom
     public ResumableRandom(final long seed)
     {
         this.state = seed;
+    }
+
+    /**
+     * A seed for one of several streams derived from one seed, unrelated to the streams of nearby seeds: envs take
+     * {@code seed + i} (Gymnasium's convention), so a second stream seeded {@code seed + 1} would draw exactly env 1's
+     * numbers. Two rounds of SplitMix64's mix keep seeds one apart, and streams one apart, far apart.
+     *
+     * @param seed   the seed the streams share
+     * @param stream which stream (any number; distinct numbers give distinct streams)
+     * @return the stream's seed
+     */
+    public static long streamSeed(final long seed, final long stream)
+    {
+        return mix64(mix64(seed ^ STREAM_KEY) + GOLDEN_GAMMA * (stream + 1));
     }
 
     /** @return the state to save */

@@ -1,7 +1,10 @@
 package org.ding4j.env;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.HashSet;
+import java.util.Set;
 import java.util.SplittableRandom;
 
 import org.junit.jupiter.api.Test;
@@ -9,6 +12,8 @@ import org.junit.jupiter.api.Test;
 /** The resumable generator draws exactly what SplittableRandom draws, and continues a stream from a saved state. */
 class ResumableRandomTest
 {
+    private static final int DRAWS = 64;
+
     @Test
     void shouldDrawWhatSplittableRandomDrawsForTheSameSeed()
     {
@@ -27,6 +32,36 @@ class ResumableRandomTest
                     default -> assertEquals(expected.nextLong(), actual.nextLong());
                 }
             }
+        }
+    }
+
+    @Test
+    void shouldDeriveStreamsThatDrawNothingAnEnvOfANearbySeedDraws()
+    {
+        // Envs take seed + i: a stream seeded seed + 1 drew env 1's very numbers. A derived stream shares no draw
+        // with the envs of nearby seeds, nor with the other streams of its seed.
+        for (final long seed : new long[] {0, 1, 7, 100_000, -1, Long.MAX_VALUE})
+        {
+            final Set<Long> drawn = new HashSet<>();
+            for (long i = -8; i < 64; i++)
+            {
+                draws(new ResumableRandom(seed + i), drawn);
+            }
+            for (long stream = -3; stream < 8; stream++)
+            {
+                final int before = drawn.size();
+                draws(new ResumableRandom(ResumableRandom.streamSeed(seed, stream)), drawn);
+                assertEquals(before + DRAWS, drawn.size(), "seed " + seed + " stream " + stream);
+            }
+        }
+        assertTrue(ResumableRandom.streamSeed(3, 0) != ResumableRandom.streamSeed(4, 0));
+    }
+
+    private static void draws(final ResumableRandom random, final Set<Long> into)
+    {
+        for (int k = 0; k < DRAWS; k++)
+        {
+            into.add(random.nextLong());
         }
     }
 

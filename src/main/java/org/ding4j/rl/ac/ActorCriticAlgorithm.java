@@ -21,6 +21,7 @@ import org.ding4j.rl.pipeline.EpisodeEvaluator;
 import org.ding4j.rl.pipeline.OffPolicyAlgorithm;
 import org.ding4j.rl.pipeline.OffPolicyParts;
 import org.ding4j.rl.pipeline.Replay;
+import org.ding4j.rl.pipeline.RunStream;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
@@ -256,7 +257,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             final List<AutoCloseable> made = new ArrayList<>();
             try
             {
-                policy = newPolicy(cfg, rankSeed + 7);
+                policy = newPolicy(cfg, RunStream.POLICY.seed(rankSeed));
                 made.add(policy);
                 batch = newBatch();
                 made.add(batch);
@@ -264,12 +265,12 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
                 policy.updateThreads(cfg.getInt("policy.learn.update_threads"));
                 policy.fusedUpdate(cfg.getBoolean("policy.learn.fused_update"));
                 buffer = new TransitionBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"),
-                    policy.obsWidth(), policy.actionWidth(), rankSeed + 3);
+                    policy.obsWidth(), policy.actionWidth(), RunStream.REPLAY.seed(rankSeed));
                 final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
                 made.add(collectEnvs);
                 collectEnvs.reset(rankSeed);
                 collector = new ContinuousCollector(collectEnvs, buffer, cfg.getLong("policy.random_collect_size"),
-                    rankSeed + 1);
+                    RunStream.EXPLORATION.seed(rankSeed));
                 // The collector closes its envs from now on.
                 made.set(made.size() - 1, collector);
                 evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),

@@ -23,6 +23,7 @@ import org.ding4j.rl.pipeline.ActingCopy;
 import org.ding4j.rl.pipeline.OffPolicyAlgorithm;
 import org.ding4j.rl.pipeline.OffPolicyParts;
 import org.ding4j.rl.pipeline.Replay;
+import org.ding4j.rl.pipeline.RunStream;
 import org.ding4j.torch.Activation;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
@@ -229,14 +230,14 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
                 prioritized = cfg.getBoolean("policy.other.replay_buffer.priority");
                 buffer = new ReplayBuffer(cfg.getInt("policy.other.replay_buffer.replay_buffer_size"), obsWidth,
                     prioritized, cfg.getDouble("policy.other.replay_buffer.priority_alpha"),
-                    cfg.getDouble("policy.other.replay_buffer.priority_beta"), rankSeed);
+                    cfg.getDouble("policy.other.replay_buffer.priority_beta"), RunStream.REPLAY.seed(rankSeed));
                 final VectorEnv collectEnvs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
                 made.add(collectEnvs);
                 collectEnvs.reset(rankSeed);
                 collector = new Collector(collectEnvs, buffer, cfg.getDouble("policy.other.eps.start"),
                     cfg.getDouble("policy.other.eps.end"), cfg.getDouble("policy.other.eps.decay"),
                     cfg.getInt("policy.nstep"), cfg.getDouble("policy.discount_factor"),
-                    cfg.getBoolean("policy.collect.truncation_bootstraps"), rankSeed + 1);
+                    cfg.getBoolean("policy.collect.truncation_bootstraps"), RunStream.EXPLORATION.seed(rankSeed));
                 // The collector closes its envs from now on.
                 made.set(made.size() - 1, collector);
                 // DI-engine seeds its evaluator envs apart from the collector's; these replay one set of starts.

@@ -323,7 +323,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
             return;
         }
         parts.ownRandomStreams(state,
-            new ResumableRandom(rankSeed ^ (learner.collectorEnvstep() * 0x9e3779b97f4a7c15L)));
+            // Numbered below zero, apart from RunStream's numbers: keyed by the restored env step.
+            new ResumableRandom(ResumableRandom.streamSeed(rankSeed, -1 - learner.collectorEnvstep())));
     }
 
     @Override

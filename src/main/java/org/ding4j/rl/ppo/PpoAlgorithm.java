@@ -21,6 +21,7 @@ import org.ding4j.rl.pipeline.EpisodeEvaluator;
 import org.ding4j.rl.pipeline.OffPolicyAlgorithm;
 import org.ding4j.rl.pipeline.OffPolicyParts;
 import org.ding4j.rl.pipeline.Replay;
+import org.ding4j.rl.pipeline.RunStream;
 import org.ding4j.torch.FlatParameters;
 import org.ding4j.torch.FusedOptimizer;
 import org.ding4j.torch.Seeding;
@@ -265,7 +266,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             final List<AutoCloseable> made = new ArrayList<>();
             try
             {
-                policy = new PpoPolicy(settings(cfg), rankSeed + 7);
+                policy = new PpoPolicy(settings(cfg), RunStream.POLICY.seed(rankSeed));
                 made.add(policy);
                 policy.updateThreads(cfg.getInt("policy.learn.update_threads"));
                 final VectorEnv envs = EnvTypes.envs(cfg, cfg.getInt("env.collector_env_num"));
@@ -273,7 +274,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
                 envs.reset(rankSeed);
                 rollout = new Rollout(envs, cfg.getInt("policy.collect.n_sample"),
                     cfg.getDouble("policy.learn.discount_factor"), cfg.getDouble("policy.learn.gae_lambda"),
-                    rankSeed + 1);
+                    RunStream.EXPLORATION.seed(rankSeed));
                 made.set(made.size() - 1, rollout);
                 evaluator = new EpisodeEvaluator(EnvTypes.envs(cfg, cfg.getInt("env.n_evaluator_episode")),
                     seed + 10_000);
