@@ -26,7 +26,7 @@ final class Exchange implements AutoCloseable
     private final Work[] sends;
     /** Whether buffer b's receives are posted. */
     private final boolean[] posted;
-    /** The ordered sum for more than two ranks; null for two (a + b is b + a). */
+    /** The ordered sum for more than two ranks; null for one or two (a + b is b + a). */
     private final Tensor ordered;
     private final int tag;
     /** The sums done; sum k uses buffer k % buffers. */
@@ -203,7 +203,11 @@ final class Exchange implements AutoCloseable
         round++;
         if (null == ordered)
         {
-            tensor.add_(values[1 - info.rank()]);
+            // One rank's sum is its own value (torchrun --nproc-per-node 1 is a world); two ranks' is a + b = b + a.
+            if (2 == values.length)
+            {
+                tensor.add_(values[1 - info.rank()]);
+            }
             return;
         }
         ordered.copy_(0 == info.rank() ? tensor : values[0]);

@@ -9,6 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -18,6 +19,8 @@ import org.bytedeco.javacpp.PointerScope;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
+import org.ding4j.config.Config;
+import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RegressionPolicy;
 import org.ding4j.testing.ChildJvm;
 import org.ding4j.torch.AdamConfig;
@@ -247,6 +250,40 @@ class DistributedTest
         }
     }
 
+    /**
+     * A world of one (torchrun's {@code --nproc-per-node 1}, or no launcher's variables at all) trains as one process
+     * does: the rank's sums are its own values, and the stop vote is its own.
+     */
+    @Test
+    void aWorldOfOneShouldTrainBitIdenticallyToNoGroup() throws Exception
+    {
+        final DistInfo info = new DistInfo(0, 1, 0, "127.0.0.1", ChildJvm.freePort());
+        final float[] joined;
+        try (RegressionPolicy policy = new RegressionPolicy(100);
+            BaseLearner<Long> learner = new BaseLearner<>(Config.empty().with("hook.save_ckpt_after_run", false),
+                policy, null, info, dir.resolve("joined").toString(), "learner");
+            DistTraining dist = DistTraining.join(info, Duration.ofSeconds(30), List.of(policy.regressor().optimizer()),
+                List.of(List.of(policy.regressor().mlp().module())), GradientSync.bytesOf(1.0), ""))
+        {
+            learner.distributed(dist);
+            for (int i = 0; i < UPDATES; i++)
+            {
+                learner.train(1000L * i);
+            }
+            assertEquals(UPDATES, learner.trainIter());
+            joined = values(policy.regressor());
+        }
+        assertArrayEquals(trainOnConcatenatedBatches(1), joined);
+    }
+
+    private static float[] values(final MlpRegressor regressor)
+    {
+        final Tensor values = regressor.parameters().group(0).values();
+        final float[] out = new float[(int)values.numel()];
+        new FloatPointer(values.data_ptr()).get(out);
+        return out;
+    }
+
     /** One process training on every rank's batch at once, from rank 0's initial weights. */
     private static float[] trainOnConcatenatedBatches(final int world)
     {
@@ -268,10 +305,7 @@ class DistributedTest
                     regressor.step(torch.cat(xs), torch.cat(ys));
                 }
             }
-            final Tensor values = regressor.parameters().group(0).values();
-            final float[] out = new float[(int)values.numel()];
-            new FloatPointer(values.data_ptr()).get(out);
-            return out;
+            return values(regressor);
         }
     }
 
