@@ -15,6 +15,15 @@ public interface HookContext
     /** @return completed updates (DI-engine's {@code last_iter.val}) */
     long lastIter();
 
+    /**
+     * @return updates the policy has already made beyond {@link #lastIter()}, whose iterations are still to be
+     *         reported: a native call that runs a rollout's minibatches at once reports them afterwards
+     *         ({@link org.ding4j.policy.LogSink#shareTime}), so the weights a hook sees, and a checkpoint it saves,
+     *         are those of update {@code lastIter() + updatesAhead()}; 0 for a policy that reports each update as it
+     *         makes it
+     */
+    long updatesAhead();
+
     /** @return the collector env step of the last update (-1 if unknown) */
     long collectorEnvstep();
 

@@ -5,11 +5,15 @@ import org.ding4j.config.Config;
 /**
  * {@code save_ckpt}: on rank 0, when {@code lastIter % freq == 0}, writes the learner's checkpoint
  * ({@link Checkpoints#save}) under {@link Checkpoints#nameOverride()} if set, else {@code iteration_{lastIter}.pth.tar}.
- * Since {@code lastIter} counts completed updates, {@code iteration_N} holds exactly N updates.
+ * Since {@code lastIter} counts completed updates, {@code iteration_N} holds exactly N updates: a save due where the
+ * policy has made later updates already ({@link HookContext#updatesAhead()}: a fused PPO call's minibatches) waits
+ * for the last of them and is named by it, so a resume never counts an update twice.
  */
 public final class SaveCkptHook extends LearnerHook
 {
     private final long freq;
+    /** A save came due while the policy was ahead: made at the iteration that catches up. */
+    private boolean due;
 
     /**
      * @param name     hook name
@@ -27,10 +31,16 @@ public final class SaveCkptHook extends LearnerHook
     @Override
     public void call(final HookContext context) throws java.io.IOException
     {
-        if (0 != context.rank() || 0 != context.lastIter() % freq)
+        if (0 != context.rank())
         {
             return;
         }
+        due |= 0 == context.lastIter() % freq;
+        if (!due || context.updatesAhead() > 0)
+        {
+            return;
+        }
+        due = false;
         final Checkpoints checkpoints = context.checkpoints();
         final String fileName = null != checkpoints.nameOverride() ? checkpoints.nameOverride()
             : "iteration_" + context.lastIter() + ".pth.tar";

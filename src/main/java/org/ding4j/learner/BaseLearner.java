@@ -515,6 +515,12 @@ public class BaseLearner<B> implements AutoCloseable
         return lastIter.val();
     }
 
+    /** The updates a multi-update call made beyond {@link #trainIter()}: {@link org.ding4j.hook.HookContext#updatesAhead()}. */
+    long updatesAhead()
+    {
+        return cycle.updatesAhead();
+    }
+
     /** @return this process's rank */
     public int rank()
     {

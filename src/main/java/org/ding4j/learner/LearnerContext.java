@@ -22,6 +22,12 @@ final class LearnerContext implements HookContext
     }
 
     @Override
+    public long updatesAhead()
+    {
+        return learner.updatesAhead();
+    }
+
+    @Override
     public long collectorEnvstep()
     {
         return learner.collectorEnvstep();

@@ -117,6 +117,12 @@ final class UpdateCycle implements LogSink
         event.commit();
     }
 
+    /** @return updates made and not yet reported: the rest of a {@link #shareTime} call's (ended ones counted off) */
+    long updatesAhead()
+    {
+        return shared;
+    }
+
     /** A failed update: the next one must not see its vars. */
     void abort()
     {

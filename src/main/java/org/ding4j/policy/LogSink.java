@@ -78,8 +78,11 @@ public interface LogSink
     /**
      * Says that the time of this call so far went into {@code updates} updates at once (one native call for a whole
      * rollout's minibatches, say), before the first of them is reported: each of them then gets an equal share as its
-     * {@code train_time}, not the first all of it and the others the microseconds between their reports. Calling it
-     * is optional; a sink that measures no time ignores it.
+     * {@code train_time}, not the first all of it and the others the microseconds between their reports. It also
+     * says that those updates are made: the hooks of the earlier ones see the last one's weights
+     * ({@link org.ding4j.hook.HookContext#updatesAhead()}), and a checkpoint due at one of them is saved at the last
+     * one. A policy that makes several updates at once must call it; one that reports each as it makes it need not,
+     * and a sink that measures no time ignores it.
      *
      * @param updates how many of this call's updates, the current one first, the time went into (at least 1)
      */

@@ -2,6 +2,7 @@ package org.ding4j.rl.ppo;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -127,18 +128,29 @@ class PpoTest
 
     /**
      * A run resumed from its iteration checkpoint continues the count: the env steps and iterations of the checkpoint
-     * and then whole rollouts, every env on a new episode from its restored stream.
+     * and then whole rollouts, every env on a new episode from its restored stream. The fused call makes a rollout's
+     * 16 minibatches at once, so a save due at iteration 8 or 24 waits for the call's last: each file holds exactly the
+     * updates its name says (the resume counted 8 updates twice when iteration_40 held 48).
      */
     @Test
     void aResumedRunShouldContinueFromItsCheckpoint() throws Exception
     {
         final Config cfg = Config.empty().with("policy.type", "ppo").with("exp_name", dir.resolve("resume").toString())
-            .with("env.stop_value", 1000.0).with("learner.hook.save_ckpt_after_iter", 32L);
+            .with("env.stop_value", 1000.0).with("learner.hook.save_ckpt_after_iter", 8L);
         final OffPolicyRun.Summary first = new OffPolicyPipeline(cfg.with("pipeline.max_env_step", 1024L))
             .run(p -> { });
         assertEquals(32, first.trainIter(), first.toString());
-        final Path ckpt = dir.resolve("resume/ckpt/iteration_32.pth.tar");
-        assertTrue(ckpt.toFile().isFile(), "the iteration checkpoint");
+        for (final long iter : new long[] {16, 32})
+        {
+            final Map<String, Object> state = new TorchCheckpointIO().read(dir.resolve("resume/ckpt/iteration_" + iter
+                + ".pth.tar"));
+            assertEquals(iter, state.get("last_iter"));
+            final Map<?, ?> steps = (Map<?, ?>)((Map<?, ?>)((Map<?, ?>)state.get("optimizer")).get("state")).get(0L);
+            assertEquals(iter, steps.get("step"), "Adam's step in iteration_" + iter);
+        }
+        assertFalse(dir.resolve("resume/ckpt/iteration_8.pth.tar").toFile().exists(), "saved inside a call");
+        assertFalse(dir.resolve("resume/ckpt/iteration_24.pth.tar").toFile().exists(), "saved inside a call");
+        final Path ckpt = dir.resolve("resume/ckpt/iteration_16.pth.tar");
         final OffPolicyRun.Summary resumed = new OffPolicyPipeline(cfg.with("pipeline.max_env_step", 2048L)
             .with("learner.hook.load_ckpt_before_run", ckpt.toString())).run(p -> { });
         assertEquals(2048, resumed.envSteps(), resumed.toString());
