@@ -186,8 +186,9 @@ public final class Natives
         }
         if (null == lock)
         {
-            org.slf4j.LoggerFactory.getLogger(Natives.class).warn("waiting for {} to finish loading ding4j's native "
-                + "libraries (the lock {}): a process stopped while it loads holds it until it goes on or ends",
+            org.slf4j.LoggerFactory.getLogger(Natives.class).warn("still waiting after {} s for {} to finish loading "
+                + "ding4j's native libraries (the lock {}): a busy machine slows a load; a process stopped while it "
+                + "loads (Ctrl-Z, SIGSTOP) holds the lock until it goes on or ends", LOCK_NOTICE.toSeconds(),
                 holderOf(lockFile), lockFile);
             lock = channel.lock();
         }

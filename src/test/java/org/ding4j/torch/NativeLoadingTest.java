@@ -72,8 +72,7 @@ class NativeLoadingTest
             final List<String> command = ChildJvm.javaCommand(dir, NativeLoadProbe.class.getName());
             command.add(1, "-Dorg.bytedeco.javacpp.cachedir=" + cache);
             child = ChildJvm.start(0, new ProcessBuilder(command),
-                line -> line.contains("waiting for process " + holder
-                    + " to finish loading ding4j's native libraries"));
+                line -> line.contains(" s for process " + holder + " to finish loading ding4j's native libraries"));
             assertTrue(child.reached.await(120, TimeUnit.SECONDS), child::output);
             assertTrue(child.process.isAlive(), child::output);
         }
