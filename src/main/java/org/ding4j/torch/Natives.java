@@ -124,6 +124,7 @@ public final class Natives
                         StandardOpenOption.WRITE);
                         FileLock lock = lockSaying(channel, lockFile))
                     {
+                        extractLibtorch();
                         loadLibraries();
                     }
                 }
@@ -138,6 +139,42 @@ public final class Natives
             }
             loadSeconds = (System.nanoTime() - start) / 1e9;
             loaded = true;
+        }
+    }
+
+    /**
+     * Extracts libtorch's whole folder into the cache before its first load, when {@code libtorch_cpu.so} is not there
+     * yet. JavaCPP extracts each library only as it loads it, and it loads {@code libtorch.so} before its neighbour
+     * {@code libtorch_cpu.so}: on an empty cache the dynamic loader, finding no {@code libtorch_cpu.so} beside it
+     * ({@code $ORIGIN}), took the system's, and where Debian's {@code libtorch-dev} is installed that is PyTorch
+     * 1.13's: the first run on such a machine died in its constructors (SIGSEGV). Under the load lock.
+     *
+     * @throws UncheckedIOException if the folder cannot be extracted
+     */
+    private static void extractLibtorch()
+    {
+        final String folder = "/org/bytedeco/pytorch/" + Loader.getPlatform()
+            + System.getProperty(EXTENSION_PROPERTY, "") + "/";
+        final java.net.URL cpu = torch.class.getResource(folder + "libtorch_cpu.so");
+        if (null == cpu || !"jar".equals(cpu.getProtocol()))
+        {
+            return;  // not in a jar (a build of the presets of one's own): nothing to extract
+        }
+        // JavaCPP's cache path for a jar entry: the cache folder, the jar's file name, the entry's path.
+        final String path = cpu.getPath();
+        final int bang = path.indexOf("!/");
+        final Path jar = Path.of(java.net.URI.create(path.substring(0, bang)));
+        if (!Files.exists(cacheFolder().resolve(jar.getFileName().toString()).resolve(path.substring(bang + 2))))
+        {
+            try
+            {
+                Loader.cacheResources(torch.class, folder);
+            }
+            catch (final IOException ex)
+            {
+                throw new UncheckedIOException("cannot extract libtorch's libraries (" + folder + ") into JavaCPP's "
+                    + "cache folder " + cacheFolder(), ex);
+            }
         }
     }
 

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Two JVMs started at the same moment on an empty JavaCPP cache both load the natives and run: the first extracts
  * under {@link Natives}' lock while the second waits for it (before that lock, 6 of 10 such pairs died with SIGBUS
- * in the dynamic loader, mapping a library the other process was still writing).
+ * in the dynamic loader, mapping a library the other process was still writing). On a machine with Debian's
+ * {@code libtorch-dev} (CI installs it) an empty cache's load also crashed alone: see {@code Natives.extractLibtorch}.
  */
 class NativeLoadingTest
 {
