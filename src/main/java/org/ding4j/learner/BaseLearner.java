@@ -3,6 +3,8 @@ package org.ding4j.learner;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.ding4j.config.Config;
@@ -70,6 +72,11 @@ public class BaseLearner<B> implements AutoCloseable
         () -> LearnerResources.closeAll(this.dataloader, hooks(), log(), this.closeWith));
     /** Closed after the learner's own resources, last added first (a JMX bean, a metrics binding). */
     private final List<AutoCloseable> closeWith = new CopyOnWriteArrayList<>();
+    /**
+     * The folder, instance and rank of every open learner of this process: a second learner there would write over
+     * the first one's checkpoints and append to its logs (a pipeline's folder lock covers other processes).
+     */
+    private static final Set<String> OPEN = ConcurrentHashMap.newKeySet();
     private final UpdateCycle cycle;
 
     private Policy<B> policy;
@@ -124,16 +131,34 @@ public class BaseLearner<B> implements AutoCloseable
             bind(policy);
         }
         // Last, once everything that can be refused has been checked: the files.
-        log.open(expName, tbLogger);
-        if (0 == rank)
+        final String place = Path.of(expName).toAbsolutePath().normalize() + " " + instanceName + " " + rank;
+        if (!OPEN.add(place))
         {
-            LearnerConfig.writeEffective(Config.empty().with("learner", this.cfg), Path.of(expName), log);
-            checkpoints.removeStaleTemporaries();
+            throw new IllegalStateException("learner " + instanceName + " (rank " + rank + ") in "
+                + Path.of(expName).toAbsolutePath().normalize() + ": another open learner of this process writes there "
+                + "(the same exp_name, instance_name and rank), and each would overwrite the other's checkpoints and "
+                + "logs: close it first, or give this one another exp_name or instance_name");
         }
-        if (null != policy)
+        try
         {
-            logPolicy();
+            log.open(expName, tbLogger);
+            if (0 == rank)
+            {
+                LearnerConfig.writeEffective(Config.empty().with("learner", this.cfg), Path.of(expName), log);
+                checkpoints.removeStaleTemporaries();
+            }
+            if (null != policy)
+            {
+                logPolicy();
+            }
         }
+        catch (final RuntimeException | Error ex)
+        {
+            OPEN.remove(place);
+            throw ex;
+        }
+        // Added first, so closed last: the place is free once everything that writes there is closed.
+        closeWith.add(() -> OPEN.remove(place));
     }
 
     /**

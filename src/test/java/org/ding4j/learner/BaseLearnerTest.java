@@ -661,4 +661,33 @@ class BaseLearnerTest
         {
         }
     }
+
+    /**
+     * Two open learners of one process in one place (exp_name, instance_name, rank) would write over each other's
+     * checkpoints and append to one log: the second is refused, naming the place, and nothing of the first changes;
+     * another instance name is another place, and the place is free again once the first is closed.
+     */
+    @Test
+    void aSecondOpenLearnerInTheSamePlaceShouldBeRefused() throws Exception
+    {
+        final String exp = dir.resolve("twice").toString();
+        final Config cfg = Config.empty().with("hook.save_ckpt_after_run", false);
+        try (BaseLearner<String> first = new BaseLearner<>(cfg, null, null, DistInfo.single(), exp, "learner"))
+        {
+            final IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> new BaseLearner<String>(cfg, null, null, DistInfo.single(), exp, "learner"));
+            assertEquals("learner learner (rank 0) in " + dir.resolve("twice").toAbsolutePath().normalize()
+                + ": another open learner of this process writes there (the same exp_name, instance_name and rank), "
+                + "and each would overwrite the other's checkpoints and logs: close it first, or give this one another "
+                + "exp_name or instance_name", refused.getMessage());
+            try (BaseLearner<String> other = new BaseLearner<>(cfg, null, null, DistInfo.single(), exp, "other"))
+            {
+                assertEquals("other", other.instanceName());
+            }
+        }
+        try (BaseLearner<String> again = new BaseLearner<>(cfg, null, null, DistInfo.single(), exp, "learner"))
+        {
+            assertEquals(0, again.trainIter());
+        }
+    }
 }
