@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
 
+import org.ding4j.internal.Closing;
 import org.ding4j.torch.Threads;
 
 /**
@@ -34,29 +35,45 @@ public final class ThreadedVectorEnv extends VectorEnv
      * @param n             how many envs
      * @param threads       worker threads, in [1, n]
      * @param threadFactory makes the workers (null: daemon threads named {@code ding4j-env-<w>}, w from 0)
-     * @throws IllegalArgumentException if {@code threads} is outside [1, n]
+     * @throws IllegalArgumentException if {@code threads} is outside [1, n] (checked before any env is made)
      */
     public ThreadedVectorEnv(final IntFunction<? extends Env> factory, final int n, final int threads,
         final ThreadFactory threadFactory)
     {
-        super(factory, n);
-        if (threads < 1 || threads > n)
+        super(factory, checkThreads(n, threads));
+        workers = new Thread[threads];
+        try
+        {
+            for (int w = 0; w < threads; w++)
+            {
+                final int worker = w;
+                final Runnable task = () -> work(worker);
+                workers[w] = Objects.requireNonNull(
+                    null == threadFactory ? daemon(task, w) : threadFactory.newThread(task),
+                    "thread factory returned null");
+            }
+            for (final Thread worker : workers)
+            {
+                worker.start();
+            }
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            // The caller never gets this object to close: end the workers started so far and close the envs.
+            Closing.afterFailure(java.util.List.of(this), ex);
+            throw ex;
+        }
+    }
+
+    /** @return {@code n}, once {@code threads} is in [1, n] ({@code n < 1} is refused by the envs' check) */
+    private static int checkThreads(final int n, final int threads)
+    {
+        if (n >= 1 && (threads < 1 || threads > n))
         {
             throw new IllegalArgumentException("threads: expected in [1, " + n + "] (at most one per env), got "
                 + threads);
         }
-        workers = new Thread[threads];
-        for (int w = 0; w < threads; w++)
-        {
-            final int worker = w;
-            final Runnable task = () -> work(worker);
-            workers[w] = Objects.requireNonNull(null == threadFactory ? daemon(task, w) : threadFactory.newThread(task),
-                "thread factory returned null");
-        }
-        for (final Thread worker : workers)
-        {
-            worker.start();
-        }
+        return n;
     }
 
     private static Thread daemon(final Runnable task, final int worker)
@@ -158,7 +175,11 @@ public final class ThreadedVectorEnv extends VectorEnv
         }
         for (final Thread worker : workers)
         {
-            Threads.joinUninterruptibly(worker);
+            // Null or never started only when the constructor failed half-way.
+            if (null != worker)
+            {
+                Threads.joinUninterruptibly(worker);
+            }
         }
         super.close();
     }

@@ -3,6 +3,8 @@ package org.ding4j.env;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
+import org.ding4j.internal.Closing;
+
 /**
  * {@code n} copies of an environment stepped together, as Gymnasium's vector envs: observations, rewards and flags in
  * flat arrays (row {@code i} is env {@code i}), one action row per env, nothing allocated per step.
@@ -40,7 +42,8 @@ public abstract sealed class VectorEnv implements AutoCloseable permits VectorEn
     /**
      * @param factory makes env {@code i}
      * @param n       how many, >= 1
-     * @throws IllegalArgumentException if {@code n < 1} or the envs' spaces differ
+     * @throws IllegalArgumentException if {@code n < 1} or the envs' spaces differ (the envs made are closed
+     *     before it is thrown, as they are when the factory fails)
      */
     VectorEnv(final IntFunction<? extends Env> factory, final int n)
     {
@@ -50,19 +53,29 @@ public abstract sealed class VectorEnv implements AutoCloseable permits VectorEn
             throw new IllegalArgumentException("envs: expected >= 1, got " + n);
         }
         envs = new Env[n];
-        for (int i = 0; i < n; i++)
+        try
         {
-            envs[i] = Objects.requireNonNull(factory.apply(i), "env " + i);
-        }
-        observationSpace = Objects.requireNonNull(envs[0].observationSpace(), "observationSpace");
-        actionSpace = Objects.requireNonNull(envs[0].actionSpace(), "actionSpace");
-        for (int i = 1; i < n; i++)
-        {
-            if (!observationSpace.equals(envs[i].observationSpace()) || !actionSpace.equals(envs[i].actionSpace()))
+            for (int i = 0; i < n; i++)
             {
-                throw new IllegalArgumentException("env " + i + ": its spaces differ from env 0's (" + observationSpace
-                    + ", " + actionSpace + ")");
+                envs[i] = Objects.requireNonNull(factory.apply(i), "env " + i);
             }
+            observationSpace = Objects.requireNonNull(envs[0].observationSpace(), "observationSpace");
+            actionSpace = Objects.requireNonNull(envs[0].actionSpace(), "actionSpace");
+            for (int i = 1; i < n; i++)
+            {
+                if (!observationSpace.equals(envs[i].observationSpace())
+                    || !actionSpace.equals(envs[i].actionSpace()))
+                {
+                    throw new IllegalArgumentException("env " + i + ": its spaces differ from env 0's ("
+                        + observationSpace + ", " + actionSpace + ")");
+                }
+            }
+        }
+        catch (final RuntimeException | Error ex)
+        {
+            // Nobody else holds these envs yet: an env with threads or files of its own would outlive the failure.
+            Closing.afterFailure(java.util.Arrays.asList(envs), ex);
+            throw ex;
         }
         obsWidth = observationSpace.flatSize();
         actionWidth = actionSpace.flatSize();
@@ -270,14 +283,15 @@ public abstract sealed class VectorEnv implements AutoCloseable permits VectorEn
         }
     }
 
-    /** Closes every env. */
+    /**
+     * Closes every env, each one even when an earlier one's close throws.
+     *
+     * @throws RuntimeException the first env's failure, the later ones' added to it as suppressed
+     */
     @Override
     public void close()
     {
-        for (final Env env : envs)
-        {
-            env.close();
-        }
+        Closing.all(envs);
     }
 
     /** Steps the envs one after the other on the calling thread. */

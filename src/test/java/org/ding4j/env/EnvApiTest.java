@@ -8,7 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadFactory;
+import java.util.function.IntFunction;
 
 import org.junit.jupiter.api.Test;
 
@@ -349,5 +351,79 @@ class EnvApiTest
         };
         assertEquals(plain.getClass().getName() + ": step 0 after reset(seed=5): observation[0] = NaN is not finite",
             assertThrows(IllegalStateException.class, () -> EnvChecker.check(plain, 5, 50)).getMessage());
+    }
+
+    /**
+     * A {@link Walk} that records its close in {@code closed}; env {@code failing} throws from its close and env
+     * {@code wide} has a wider observation space than the others.
+     */
+    private static IntFunction<Env> recorded(final List<Integer> closed, final int failing, final int wide)
+    {
+        return i -> new EnvWrapper(new Walk())
+        {
+            @Override
+            public Box observationSpace()
+            {
+                return i == wide ? Box.of(-10, 10, 2) : super.observationSpace();
+            }
+
+            @Override
+            public void close()
+            {
+                closed.add(i);
+                if (i == failing)
+                {
+                    throw new IllegalStateException("env " + i + " failed to close");
+                }
+            }
+        };
+    }
+
+    @Test
+    void closeShouldCloseEveryEnvThoughOneThrowsAndThrowTheFirstFailure()
+    {
+        final List<Integer> closed = new CopyOnWriteArrayList<>();
+        final VectorEnv sync = VectorEnv.sync(recorded(closed, 1, -1), 4);
+        final IllegalStateException failure = assertThrows(IllegalStateException.class, sync::close);
+        assertEquals("env 1 failed to close", failure.getMessage());
+        assertEquals(List.of(0, 1, 2, 3), closed);
+
+        closed.clear();
+        final ThreadedVectorEnv threaded = new ThreadedVectorEnv(recorded(closed, 2, -1), 4, 2, null);
+        assertThrows(IllegalStateException.class, threaded::close);
+        assertEquals(List.of(0, 1, 2, 3), closed);
+    }
+
+    @Test
+    void aRefusedVectorEnvShouldCloseTheEnvsItHadMade()
+    {
+        final List<Integer> closed = new CopyOnWriteArrayList<>();
+        final IllegalArgumentException differ = assertThrows(IllegalArgumentException.class,
+            () -> VectorEnv.sync(recorded(closed, -1, 2), 4));
+        assertTrue(differ.getMessage().startsWith("env 2: its spaces differ from env 0's"), differ.getMessage());
+        assertEquals(List.of(3, 2, 1, 0), closed);
+
+        // The factory fails at env 2: envs 0 and 1 are closed, env 1's close failure rides along as suppressed.
+        closed.clear();
+        final IntFunction<Env> made = recorded(closed, 1, -1);
+        final IllegalStateException failed = assertThrows(IllegalStateException.class, () -> VectorEnv.sync(i -> {
+            if (2 == i)
+            {
+                throw new IllegalStateException("no env 2");
+            }
+            return made.apply(i);
+        }, 4));
+        assertEquals("no env 2", failed.getMessage());
+        assertEquals(List.of(1, 0), closed);
+        assertEquals("env 1 failed to close", failed.getSuppressed()[0].getMessage());
+
+        // A thread count out of range is refused before any env is made; a thread factory's failure closes them.
+        closed.clear();
+        assertThrows(IllegalArgumentException.class, () -> new ThreadedVectorEnv(recorded(closed, -1, -1), 4, 5, null));
+        assertEquals(List.of(), closed);
+        assertThrows(IllegalStateException.class, () -> new ThreadedVectorEnv(recorded(closed, -1, -1), 4, 2, task -> {
+            throw new IllegalStateException("no threads here");
+        }));
+        assertEquals(List.of(0, 1, 2, 3), closed);
     }
 }
