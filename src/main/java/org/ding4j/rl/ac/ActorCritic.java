@@ -13,6 +13,7 @@ import org.bytedeco.pytorch.TensorVector;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.internal.RunOwnership;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.pipeline.Actor;
 import org.ding4j.torch.Activation;
@@ -98,6 +99,8 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
     protected final Nets nets;
     /** Owns the scalars and noise tensors. */
     protected final NativeOwner natives;
+    /** Set while a pipeline's run owns this policy: then only the run closes it. */
+    final RunOwnership ownership = new RunOwnership();
     /** The actor: one net, with a target for TD3. */
     final TrainedNets actor;
     /** The twin critic ({@code q1.}, {@code q2.}) with targets. */
@@ -579,10 +582,16 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         return updates;
     }
 
-    /** Frees the nets, the optimizers and the tensors. */
+    /**
+     * Frees the nets, the optimizers and the tensors.
+     *
+     * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
+     */
     @Override
-    public void close()
+    public final void close()
     {
+        ownership.checkClose(getClass().getSimpleName());
+        closeOwn();
         if (null != fused)
         {
             fused.close();
@@ -590,5 +599,10 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
         actor.close();
         critic.close();
         natives.close();
+    }
+
+    /** Frees what a subclass holds beyond the nets (SAC's temperature and its optimizer), before them. */
+    void closeOwn()
+    {
     }
 }

@@ -13,6 +13,7 @@ import org.ding4j.config.ValueRule;
 import org.ding4j.env.Box;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.internal.Closing;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.envs.EnvTypes;
 import org.ding4j.rl.pipeline.ActingCopy;
@@ -278,9 +279,11 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
             }
             catch (final RuntimeException | Error ex)
             {
-                OffPolicyParts.closeAfterFailure(made, ex);
+                Closing.afterFailure(made, ex);
                 throw ex;
             }
+            // From now on only close() below frees it: the run's threads use its memory until then.
+            policy.ownership.take();
         }
 
         @Override
@@ -405,10 +408,8 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            collector.close();
-            evaluator.close();
-            batch.close();
-            policy.close();
+            policy.ownership.release();
+            Closing.all(collector, evaluator, batch, policy);
         }
     }
 }

@@ -316,10 +316,9 @@ public final class SacPolicy extends ActorCritic
     }
 
     @Override
-    public void close()
+    void closeOwn()
     {
         alphaOptimizer.close();
         logAlpha.close();
-        super.close();
     }
 }

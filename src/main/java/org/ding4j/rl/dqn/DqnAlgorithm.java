@@ -16,6 +16,7 @@ import org.ding4j.config.ValueRule;
 import org.ding4j.env.Discrete;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.internal.Closing;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.envs.EnvTypes;
@@ -257,9 +258,11 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
             }
             catch (final RuntimeException | Error ex)
             {
-                OffPolicyParts.closeAfterFailure(made, ex);
+                Closing.afterFailure(made, ex);
                 throw ex;
             }
+            // From now on only close() below frees it: the run's threads use its memory until then.
+            policy.ownership.take();
         }
 
         /** Runs the collector's and evaluator's greedy forwards of {@code net} through the fused native forward. */
@@ -427,10 +430,8 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            batch.close();
-            collector.close();
-            evaluator.close();
-            policy.close();
+            policy.ownership.release();
+            Closing.all(batch, collector, evaluator, policy);
         }
     }
 }

@@ -13,6 +13,7 @@ import org.bytedeco.pytorch.Scalar;
 import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.StateFields;
+import org.ding4j.internal.RunOwnership;
 import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
@@ -250,6 +251,8 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
 
     private final Settings settings;
     private final NativeOwner natives = new NativeOwner("DqnPolicy");
+    /** Set while a pipeline's run owns this policy: then only the run closes it. */
+    final RunOwnership ownership = new RunOwnership();
     private final QNetwork online;
     private final QNetwork target;
     private final FlatParameters params;
@@ -596,10 +599,15 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
         return updates;
     }
 
-    /** Frees the optimizer, the flat buffers, its own tensors and both nets. */
+    /**
+     * Frees the optimizer, the flat buffers, its own tensors and both nets.
+     *
+     * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
+     */
     @Override
     public void close()
     {
+        ownership.checkClose("DqnPolicy");
         if (null != fused)
         {
             fused.close();

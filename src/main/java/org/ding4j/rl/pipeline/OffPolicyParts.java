@@ -121,26 +121,4 @@ public interface OffPolicyParts<B> extends AutoCloseable
     /** Closes the envs, the replay's native buffers and the policy. */
     @Override
     void close();
-
-    /**
-     * For a parts constructor that failed half-way: closes what it had made, the newest first, so that no policy's
-     * native memory or env's worker threads outlive the failure (a user's env class may throw in its reset).
-     *
-     * @param made    what was made so far, in order
-     * @param failure the failure, which gets any close's failure as suppressed
-     */
-    static void closeAfterFailure(final java.util.List<AutoCloseable> made, final Throwable failure)
-    {
-        for (int i = made.size() - 1; i >= 0; i--)
-        {
-            try
-            {
-                made.get(i).close();
-            }
-            catch (final Exception | Error ex)
-            {
-                failure.addSuppressed(ex);
-            }
-        }
-    }
 }

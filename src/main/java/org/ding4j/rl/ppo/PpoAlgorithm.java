@@ -14,6 +14,7 @@ import org.ding4j.env.Box;
 import org.ding4j.env.Discrete;
 import org.ding4j.env.ResumableRandom;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.internal.Closing;
 import org.ding4j.policy.Policy;
 import org.ding4j.rl.envs.EnvTypes;
 import org.ding4j.rl.pipeline.ActingCopy;
@@ -285,9 +286,11 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
             }
             catch (final RuntimeException | Error ex)
             {
-                OffPolicyParts.closeAfterFailure(made, ex);
+                Closing.afterFailure(made, ex);
                 throw ex;
             }
+            // From now on only close() below frees it: the run's threads use its memory until then.
+            policy.ownership.take();
         }
 
         @Override
@@ -399,10 +402,8 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            rollout.close();
-            evaluator.close();
-            batch.close();
-            policy.close();
+            policy.ownership.release();
+            Closing.all(rollout, evaluator, batch, policy);
         }
     }
 }

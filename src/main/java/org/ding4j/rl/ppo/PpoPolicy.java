@@ -17,6 +17,7 @@ import org.bytedeco.pytorch.Tensor;
 import org.bytedeco.pytorch.global.torch;
 import org.ding4j.checkpoint.StateFields;
 import org.ding4j.env.ResumableRandom;
+import org.ding4j.internal.RunOwnership;
 import org.ding4j.policy.DivergedException;
 import org.ding4j.policy.LogSink;
 import org.ding4j.policy.Policy;
@@ -90,6 +91,8 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
 
     private final Settings settings;
     private final NativeOwner natives = new NativeOwner("PpoPolicy");
+    /** Set while a pipeline's run owns this policy: then only the run closes it. */
+    final RunOwnership ownership = new RunOwnership();
     private final Mlp actor;
     private final Mlp critic;
     /** The Gaussian head's log standard deviations (null for a categorical head). */
@@ -684,9 +687,15 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
         updates++;
     }
 
+    /**
+     * Frees the fused update, the optimizer, the flat buffers, the nets and their tensors.
+     *
+     * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
+     */
     @Override
     public void close()
     {
+        ownership.checkClose("PpoPolicy");
         if (null != fused)
         {
             fused.close();

@@ -1,0 +1,84 @@
+package org.ding4j.rl;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.ding4j.config.Config;
+import org.ding4j.hook.HookContext;
+import org.ding4j.hook.HookPosition;
+import org.ding4j.hook.LearnerHook;
+import org.ding4j.rl.pipeline.OffPolicyRun;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * A pipeline's run owns its policy: an application thread that closes it mid-run (reaching it through
+ * {@code BaseLearner.policy()}) is refused with an exception naming the way to stop, and the run goes on to its end.
+ * Before, the close freed the native memory the run's next update or action used, and the JVM died (SIGSEGV).
+ */
+class PolicyOwnershipTest
+{
+    @TempDir
+    Path dir;
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"dqn", "td3", "sac", "ppo"})
+    void aCloseFromAnotherThreadMidRunShouldBeRefusedAndTheRunShouldEnd(final String algorithm) throws Exception
+    {
+        final AtomicReference<Throwable> refused = new AtomicReference<>();
+        final CountDownLatch tried = new CountDownLatch(1);
+        final Config config = Config.empty().with("policy.type", algorithm)
+            .with("exp_name", dir.resolve(algorithm).toString()).with("env.stop_value", 1000.0)
+            .with("pipeline.max_train_iter", 40L);
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(algorithm.endsWith("3") || "sac".equals(algorithm)
+            ? config.with("policy.random_collect_size", 100L) : config);
+        pipeline.onLearner(learner -> learner.registerHook(new LearnerHook("close_from_elsewhere", 99,
+            HookPosition.AFTER_ITER)
+        {
+            @Override
+            public void call(final HookContext context)
+            {
+                if (1 != tried.getCount())
+                {
+                    return;
+                }
+                final Thread closer = new Thread(() ->
+                {
+                    try
+                    {
+                        ((AutoCloseable) learner.policy()).close();
+                    }
+                    catch (final Exception ex)
+                    {
+                        refused.set(ex);
+                    }
+                    tried.countDown();
+                }, "application-closer");
+                closer.start();
+                try
+                {
+                    assertTrue(tried.await(30, TimeUnit.SECONDS), "the close returned");
+                }
+                catch (final InterruptedException ex)
+                {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }));
+        final OffPolicyRun.Summary summary = pipeline.run(p -> { });
+        assertEquals(0, tried.getCount(), "the hook ran");
+        assertNotNull(refused.get(), "the close was refused");
+        assertEquals(IllegalStateException.class, refused.get().getClass());
+        assertTrue(refused.get().getMessage().endsWith(": a pipeline's run owns it and closes it when the run ends; "
+            + "closing it while the run trains or acts with it would free memory in use: stop the run (the pipeline's "
+            + "stop() or BaseLearner.stop()) and let it close the policy"), refused.get().getMessage());
+        assertTrue(summary.trainIter() >= 40, summary.toString());
+    }
+}
