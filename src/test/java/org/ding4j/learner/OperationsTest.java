@@ -48,8 +48,14 @@ class OperationsTest
 
     private BaseLearner<Object> learner(final String exp, final String instance)
     {
-        return new BaseLearner<>(Config.empty(), new CountingPolicy(), null, DistInfo.single(),
-            dir.resolve(exp).toString(), instance);
+        return learner(exp, instance, DistInfo.single());
+    }
+
+    /** Another rank's learner may share the names (a second learner of the same rank there is refused). */
+    private BaseLearner<Object> learner(final String exp, final String instance, final DistInfo rank)
+    {
+        return new BaseLearner<>(Config.empty(), new CountingPolicy(), null, rank, dir.resolve(exp).toString(),
+            instance);
     }
 
     /** Waits for a state another thread reaches, with a deadline (no fixed sleep). */
@@ -188,7 +194,7 @@ class OperationsTest
     void twoLearnersShouldGetTwoBeansAndTheSameNamesTwiceShouldBeRefused()
     {
         try (BaseLearner<Object> a = learner("two", "learner"); BaseLearner<Object> b = learner("two", "other");
-             BaseLearner<Object> c = learner("two", "learner"))
+             BaseLearner<Object> c = learner("two", "learner", new DistInfo(1, 2)))
         {
             final ObjectName first = LearnerMBean.register(a);
             final ObjectName second = LearnerMBean.register(b);
@@ -227,7 +233,7 @@ class OperationsTest
         assertEquals(0.0, registry.get("ding4j.learner.data.time").tag("percentile", "0.99").timeGauge()
             .value(TimeUnit.NANOSECONDS), "no batch waited for");
         // A second learner of the same names would share (and on its close remove) these meters: refused.
-        try (BaseLearner<Object> twin = learner("micrometer", "learner"))
+        try (BaseLearner<Object> twin = learner("micrometer", "learner", new DistInfo(1, 2)))
         {
             final IllegalStateException shared = assertThrows(IllegalStateException.class,
                 () -> new LearnerMetrics(twin).bindTo(registry));
