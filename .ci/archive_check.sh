@@ -45,4 +45,10 @@ train folder; [[ -d "$archive" ]] && ! compgen -G "$archive.partial-*" > /dev/nu
 rmdir "$archive"
 head -c 5000000 /dev/urandom > "$archive.partial-99999"; touch "$archive.partial-99999.complete"
 train garbage-partial; train after-garbage; good "a garbage partial archive"
+# A run with options of the user's that make the JVM refuse the archive (a JFR recording refuses JDK 25's AOT
+# cache) keeps it for the plain runs it fits.
+sum_before="$(cat "$archive.cksum")"
+DING4J_JAVA_OPTS="-XX:StartFlightRecording:filename=$work/run.jfr" train user-options
+[[ -f "$archive" && "$(cat "$archive.cksum")" == "$sum_before" ]] \
+    || { echo "archive check: a run with DING4J_JAVA_OPTS removed or replaced the archive"; exit 1; }
 echo "archive check ($archive): every damaged archive was refused before a JVM mapped it; runs exit 0, no crash"

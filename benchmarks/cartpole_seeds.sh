@@ -4,13 +4,15 @@
 # checkpoint, one table with the start-up steps from summary.json.
 # Build first (mvn -B -q package -DskipTests); runs in a scratch folder given as $1, which must be empty (default: a
 # new temp folder): a run into a folder of an earlier run writes a renewed one, and the table reads the named ones.
-# The first `train` after a build also writes the launcher's class-data archive (a slower run, not in the table).
+# The first `train` after a build also writes the launcher's class-data archive (a slower run, not in the table); on
+# JDK 25 the launch after it makes the AOT cache from that run's recording (a few seconds: the `info`, not in the table).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${1:-$(mktemp -d)}"
 mkdir -p "$work" && cd "$work"
 [[ -z "$(ls -A)" ]] || { echo "cartpole_seeds.sh: $work is not empty (give a new folder)" >&2; exit 2; }
 "$here/ding4j" train --set exp_name=archive --set pipeline.max_train_iter=100 >/dev/null
+"$here/ding4j" info >/dev/null
 printf '%-8s %4s %6s %9s %7s %7s %9s %9s %6s %6s %6s %6s %6s %6s %7s\n' mode seed solved env_steps updates train_s \
     updates/s process_s jvm_s config native wait warmup setup eval100
 for mode in serial parallel; do

@@ -22,6 +22,8 @@ final class ClassDataArchive
 {
     /** The system property naming the archive file this JVM writes at its exit. */
     static final String PROPERTY = "ding4j.cds.partial";
+    /** Set by the launcher when the user added JVM options, which may be why the JVM refused the archive. */
+    static final String KEEP_PROPERTY = "ding4j.cds.keep";
     /** What the mark's name adds to the archive's. */
     static final String MARK_SUFFIX = ".complete";
 
@@ -32,7 +34,8 @@ final class ClassDataArchive
     /**
      * What this JVM does with a class-data archive, for {@code summary.json}. An archive the launcher gave it but the
      * JVM refused (built for another JDK or class path, or truncated; the launcher silences the JVM's message) is
-     * deleted here, so that the next {@code train} writes a new one instead of every run starting without.
+     * deleted here, so that the next {@code train} writes a new one instead of every run starting without; unless
+     * the user's own JVM options ({@code DING4J_JAVA_OPTS}: a JFR recording refused JDK 25's AOT cache) may be why.
      *
      * @return {@code map PATH}, {@code rejected PATH (removed)}, {@code write PATH} or {@code none}
      */
@@ -44,6 +47,10 @@ final class ClassDataArchive
             {
                 final String archive = arg.substring(arg.indexOf('=') + 1);
                 final Boolean mapped = mapped(archive);
+                if (Boolean.FALSE.equals(mapped) && Boolean.getBoolean(KEEP_PROPERTY))
+                {
+                    return "rejected " + archive + " (kept: DING4J_JAVA_OPTS's options may not fit it)";
+                }
                 if (Boolean.FALSE.equals(mapped))
                 {
                     try
