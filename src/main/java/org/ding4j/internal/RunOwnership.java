@@ -30,9 +30,9 @@ public final class RunOwnership
     {
         if (owned)
         {
-            throw new IllegalStateException(what + ": a pipeline's run owns it and closes it when the run ends; closing "
-                + "it while the run trains or acts with it would free memory in use: stop the run (the pipeline's "
-                + "stop() or BaseLearner.stop()) and let it close the policy");
+            throw new IllegalStateException(what + ": a pipeline's run owns it and closes it when the run ends; "
+                + "closing it while the run trains or acts with it would free memory in use: stop the run (the "
+                + "pipeline's stop() or BaseLearner.stop()) and let it close the policy");
         }
     }
 }

@@ -540,7 +540,10 @@ public class BaseLearner<B> implements AutoCloseable
         return lastIter.val();
     }
 
-    /** The updates a multi-update call made beyond {@link #trainIter()}: {@link org.ding4j.hook.HookContext#updatesAhead()}. */
+    /**
+     * The updates a multi-update call made beyond {@link #trainIter()}:
+     * {@link org.ding4j.hook.HookContext#updatesAhead()}.
+     */
     long updatesAhead()
     {
         return cycle.updatesAhead();
