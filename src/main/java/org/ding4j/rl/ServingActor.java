@@ -75,7 +75,17 @@ public final class ServingActor
         this.outWidth = plan.outputWidth();
         this.actionWidth = actionWidth;
         this.scratch = ThreadLocal.withInitial(() -> new Rows(plan));
-        publish();
+        try
+        {
+            weights.publish(pack);
+        }
+        catch (final IllegalStateException closed)
+        {
+            throw new IllegalStateException("ServingActor: the policy is closed (its run ended, or it was the "
+                + "evaluation's), so there are no weights to serve: serve a saved checkpoint instead "
+                + "(OffPolicyPipeline.forEvaluation(config).serve(state)), or make the actor before the run ends: "
+                + closed.getMessage(), closed);
+        }
     }
 
     /**

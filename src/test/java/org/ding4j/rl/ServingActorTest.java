@@ -327,6 +327,10 @@ class ServingActorTest
         assertEquals("learner " + ran.get().instanceName() + " is closed", assertThrows(IllegalStateException.class,
             () -> served.publishOn(ran.get(), 5)).getMessage(), "a closed learner's hooks would never run");
         assertEquals(action, served.greedy(new float[] {0.01f, 0f, 0.02f, 0f}), "the last publish stays");
+        final IllegalStateException ended = assertThrows(IllegalStateException.class,
+            () -> ServingActor.of(ran.get().policy()));
+        assertTrue(ended.getMessage().startsWith("ServingActor: the policy is closed (its run ended, or it was the "
+            + "evaluation's), so there are no weights to serve: serve a saved checkpoint instead"), ended.getMessage());
         final IllegalArgumentException other = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalArgumentException.class, () -> ServingActor.of(new org.ding4j.policy.Policy<Object>()
             {
