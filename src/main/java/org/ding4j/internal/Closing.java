@@ -25,9 +25,13 @@ public final class Closing
         {
             first = close(resource, first);
         }
+        if (first instanceof Error error)
+        {
+            throw error;
+        }
         if (null != first)
         {
-            throw unchecked(first);
+            throw (RuntimeException)first;
         }
     }
 
@@ -45,7 +49,11 @@ public final class Closing
         }
     }
 
-    /** Closes {@code resource}; its failure becomes {@code first}, or is added to it as suppressed. */
+    /**
+     * Closes {@code resource}; its failure becomes {@code first} (a checked one wrapped, so that later failures are
+     * added to what is thrown), or is added to it as suppressed unless it is {@code first} itself (a close that
+     * rethrows the failure being handled, as try-with-resources allows).
+     */
     private static Throwable close(final AutoCloseable resource, final Throwable first)
     {
         if (null == resource)
@@ -61,20 +69,14 @@ public final class Closing
         {
             if (null == first)
             {
-                return ex;
+                return ex instanceof RuntimeException || ex instanceof Error ? ex
+                    : new IllegalStateException("close failed: " + ex, ex);
             }
-            first.addSuppressed(ex);
+            if (ex != first)
+            {
+                first.addSuppressed(ex);
+            }
             return first;
         }
-    }
-
-    private static RuntimeException unchecked(final Throwable failure)
-    {
-        if (failure instanceof Error error)
-        {
-            throw error;
-        }
-        return failure instanceof RuntimeException runtime ? runtime
-            : new IllegalStateException("close failed: " + failure, failure);
     }
 }

@@ -1,38 +1,60 @@
 package org.ding4j.internal;
 
+import java.util.concurrent.atomic.AtomicInteger;
+
 /**
- * Whether a pipeline's run owns an object (its policy): while it does, the object's {@code close} is refused. The run
- * updates and acts with the policy's native memory on its own threads, so a close from another thread (an
+ * Who may close an object with native memory (a policy): while a pipeline's run owns it, its {@code close} is refused.
+ * The run updates and acts with the policy's native memory on its own threads, so a close from another thread (an
  * application holding the policy through {@code BaseLearner.policy()}) would free memory in use: a crash of the whole
- * process, not an exception. Only the run closes it, after its threads are done with it.
+ * process, not an exception. Only the run closes it, after its threads are done with it. Whoever closes it, one close
+ * frees it and every other does nothing, from any thread.
  */
 public final class RunOwnership
 {
-    private volatile boolean owned;
+    private static final int FREE = 0;
+    private static final int OWNED = 1;
+    private static final int CLOSED = 2;
+
+    private final AtomicInteger state = new AtomicInteger(FREE);
 
     /** The run takes the object, once it is built into the run's parts. */
     public void take()
     {
-        owned = true;
+        state.compareAndSet(FREE, OWNED);
     }
 
-    /** The run gives it up, before it closes it itself. */
+    /** The run gives it up, once its threads are done with it, before it closes it itself. */
     public void release()
     {
-        owned = false;
+        state.compareAndSet(OWNED, FREE);
     }
 
     /**
+     * Called first by the object's {@code close}.
+     *
      * @param what the object, for the message
+     * @return true for the one close that frees the object; false when it is closed already
      * @throws IllegalStateException while a run owns it
      */
-    public void checkClose(final String what)
+    public boolean startClose(final String what)
     {
-        if (owned)
+        while (true)
         {
-            throw new IllegalStateException(what + ": a pipeline's run owns it and closes it when the run ends; "
-                + "closing it while the run trains or acts with it would free memory in use: stop the run (the "
-                + "pipeline's stop() or BaseLearner.stop()) and let it close the policy");
+            final int now = state.get();
+            if (OWNED == now)
+            {
+                throw new IllegalStateException(what + ": a pipeline's run owns it and closes it when the run ends; "
+                    + "closing it while the run trains or acts with it would free memory in use: stop the run (the "
+                    + "pipeline's stop() or BaseLearner.stop()) and let it close the policy");
+            }
+            if (CLOSED == now)
+            {
+                return false;
+            }
+            if (state.compareAndSet(FREE, CLOSED))
+            {
+                return true;
+            }
         }
     }
 }

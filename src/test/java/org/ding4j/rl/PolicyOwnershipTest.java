@@ -33,6 +33,7 @@ class PolicyOwnershipTest
     void aCloseFromAnotherThreadMidRunShouldBeRefusedAndTheRunShouldEnd(final String algorithm) throws Exception
     {
         final AtomicReference<Throwable> refused = new AtomicReference<>();
+        final AtomicReference<AutoCloseable> policy = new AtomicReference<>();
         final CountDownLatch tried = new CountDownLatch(1);
         final Config config = Config.empty().with("policy.type", algorithm)
             .with("exp_name", dir.resolve(algorithm).toString()).with("env.stop_value", 1000.0)
@@ -53,7 +54,8 @@ class PolicyOwnershipTest
                 {
                     try
                     {
-                        ((AutoCloseable) learner.policy()).close();
+                        policy.set((AutoCloseable) learner.policy());
+                        policy.get().close();
                     }
                     catch (final Exception ex)
                     {
@@ -80,5 +82,11 @@ class PolicyOwnershipTest
             + "closing it while the run trains or acts with it would free memory in use: stop the run (the pipeline's "
             + "stop() or BaseLearner.stop()) and let it close the policy"), refused.get().getMessage());
         assertTrue(summary.trainIter() >= 40, summary.toString());
+        // The run closed it as it ended: a close now, or two, does nothing.
+        policy.get().close();
+        policy.get().close();
+        final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
+            () -> ServingActor.of((org.ding4j.policy.Policy<?>) policy.get()));
+        assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
     }
 }

@@ -584,13 +584,17 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
 
     /**
      * Frees the nets, the optimizers and the tensors.
+     * Once closed, a later close does nothing.
      *
      * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
      */
     @Override
     public final void close()
     {
-        ownership.checkClose(getClass().getSimpleName());
+        if (!ownership.startClose(getClass().getSimpleName()))
+        {
+            return;
+        }
         closeOwn();
         if (null != fused)
         {

@@ -601,13 +601,17 @@ public final class DqnPolicy implements Policy<DqnBatch>, AutoCloseable
 
     /**
      * Frees the optimizer, the flat buffers, its own tensors and both nets.
+     * Once closed, a later close does nothing.
      *
      * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
      */
     @Override
     public void close()
     {
-        ownership.checkClose("DqnPolicy");
+        if (!ownership.startClose("DqnPolicy"))
+        {
+            return;
+        }
         if (null != fused)
         {
             fused.close();

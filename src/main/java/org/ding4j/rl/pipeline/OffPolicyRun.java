@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,7 @@ import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.internal.Closing;
 import org.ding4j.learner.BaseLearner;
 import org.ding4j.learner.RunOutcome;
 import org.ding4j.learner.StopSignals;
@@ -173,15 +175,8 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         }
         catch (final RuntimeException | Error ex)
         {
-            if (null != joined)
-            {
-                joined.close();
-            }
-            if (null != made)
-            {
-                made.close();
-            }
-            parts.close();
+            // Each closed though another's close fails: the parts hold the policy, which only their close frees.
+            Closing.afterFailure(Arrays.asList(parts, made, joined), ex);
             throw ex;
         }
         this.learner = made;
@@ -324,7 +319,7 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         }
         parts.ownRandomStreams(state,
             // Numbered below zero, apart from RunStream's numbers: keyed by the restored env step.
-            new ResumableRandom(ResumableRandom.streamSeed(rankSeed, -1 - learner.collectorEnvstep())));
+            new ResumableRandom(ResumableRandom.streamSeed(rankSeed, -1 - Math.max(0, learner.collectorEnvstep()))));
     }
 
     @Override
@@ -597,15 +592,13 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         return learner;
     }
 
-    /** Closes the group, the learner and the parts. */
+    /**
+     * Closes the group, the learner and the parts, each though an earlier one's close fails (a hook's close that
+     * throws must not leave the policy's native memory, held by the parts, for ever).
+     */
     @Override
     public void close()
     {
-        if (null != distTraining)
-        {
-            distTraining.close();
-        }
-        learner.close();
-        parts.close();
+        Closing.all(distTraining, learner, parts);
     }
 }

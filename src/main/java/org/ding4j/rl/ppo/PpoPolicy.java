@@ -689,13 +689,17 @@ public final class PpoPolicy implements Policy<PpoBatch>, AutoCloseable
 
     /**
      * Frees the fused update, the optimizer, the flat buffers, the nets and their tensors.
+     * Once closed, a later close does nothing.
      *
      * @throws IllegalStateException while a pipeline's run owns this policy (the run closes it when it ends)
      */
     @Override
     public void close()
     {
-        ownership.checkClose("PpoPolicy");
+        if (!ownership.startClose("PpoPolicy"))
+        {
+            return;
+        }
         if (null != fused)
         {
             fused.close();
