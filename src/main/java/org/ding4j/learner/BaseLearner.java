@@ -76,7 +76,7 @@ public class BaseLearner<B> implements AutoCloseable
      * The folder, instance and rank of every open learner of this process: a second learner there would write over
      * the first one's checkpoints and append to its logs (a pipeline's folder lock covers other processes).
      */
-    private static final Set<String> OPEN = ConcurrentHashMap.newKeySet();
+    private static final Set<Place> OPEN = ConcurrentHashMap.newKeySet();
     private final UpdateCycle cycle;
 
     private Policy<B> policy;
@@ -96,8 +96,11 @@ public class BaseLearner<B> implements AutoCloseable
      * @param distInfo     rank and world size, or null to read {@code RANK}/{@code WORLD_SIZE}
      * @param expName      experiment folder (relative to the working directory, or absolute)
      * @param instanceName the learner's name, unique in the experiment
-     * @throws IllegalStateException             if the JVM lacks a flag ding4j needs (the message names it), or
-     *                                           the effective config cannot be written
+     * @throws IllegalStateException             if the JVM lacks a flag ding4j needs (the message names it), the
+     *                                           effective config cannot be written, or another open learner of
+     *                                           this process has the same folder, instance name and rank (a
+     *                                           subclass whose own constructor fails after this one returned
+     *                                           closes it, or the place stays taken)
      * @throws java.io.UncheckedIOException      naming the file if the text log or TensorBoard file cannot be
      *                                           created
      * @throws org.ding4j.config.ConfigException naming the first bad config key
@@ -131,11 +134,11 @@ public class BaseLearner<B> implements AutoCloseable
             bind(policy);
         }
         // Last, once everything that can be refused has been checked: the files.
-        final String place = Path.of(expName).toAbsolutePath().normalize() + " " + instanceName + " " + rank;
+        final Place place = new Place(Path.of(expName).toAbsolutePath().normalize(), instanceName, rank);
         if (!OPEN.add(place))
         {
             throw new IllegalStateException("learner " + instanceName + " (rank " + rank + ") in "
-                + Path.of(expName).toAbsolutePath().normalize() + ": another open learner of this process writes there "
+                + place.folder() + ": another open learner of this process writes there "
                 + "(the same exp_name, instance_name and rank), and each would overwrite the other's checkpoints and "
                 + "logs: close it first, or give this one another exp_name or instance_name");
         }
@@ -154,6 +157,8 @@ public class BaseLearner<B> implements AutoCloseable
         }
         catch (final RuntimeException | Error ex)
         {
+            // The text log and TensorBoard files opened before the failure: the caller has no learner to close.
+            org.ding4j.internal.Closing.afterFailure(List.of(log), ex);
             OPEN.remove(place);
             throw ex;
         }
@@ -634,5 +639,10 @@ public class BaseLearner<B> implements AutoCloseable
     public boolean learnerDone()
     {
         return learnerDone;
+    }
+
+    /** Where a learner writes: its folder (absolute, normalised), instance name and rank. */
+    private record Place(Path folder, String instance, int rank)
+    {
     }
 }

@@ -689,5 +689,16 @@ class BaseLearnerTest
         {
             assertEquals(0, again.trainIter());
         }
+        // A learner whose files cannot be made frees its place: a file where its folder would be.
+        final java.nio.file.Path blocked = java.nio.file.Files.writeString(dir.resolve("blocked"), "a user's file");
+        assertThrows(java.io.UncheckedIOException.class,
+            () -> new BaseLearner<String>(cfg, null, null, DistInfo.single(), blocked.toString(), "learner"));
+        assertEquals("a user's file", java.nio.file.Files.readString(blocked));
+        java.nio.file.Files.delete(blocked);
+        try (BaseLearner<String> freed = new BaseLearner<>(cfg, null, null, DistInfo.single(), blocked.toString(),
+            "learner"))
+        {
+            assertEquals(0, freed.trainIter());
+        }
     }
 }
