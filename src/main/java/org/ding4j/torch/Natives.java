@@ -160,11 +160,7 @@ public final class Natives
         {
             return;  // not in a jar (a build of the presets of one's own): nothing to extract
         }
-        // JavaCPP's cache path for a jar entry: the cache folder, the jar's file name, the entry's path.
-        final String path = cpu.getPath();
-        final int bang = path.indexOf("!/");
-        final Path jar = Path.of(java.net.URI.create(path.substring(0, bang)));
-        if (!Files.exists(cacheFolder().resolve(jar.getFileName().toString()).resolve(path.substring(bang + 2))))
+        if (!extracted(cpu))
         {
             try
             {
@@ -175,6 +171,27 @@ public final class Natives
                 throw new UncheckedIOException("cannot extract libtorch's libraries (" + folder + ") into JavaCPP's "
                     + "cache folder " + cacheFolder(), ex);
             }
+        }
+    }
+
+    /**
+     * @param entry a library in a jar
+     * @return whether it is in JavaCPP's cache already: false also where its path there cannot be told (a URL of
+     *     another form, a nested jar's), so that the folder is extracted then (JavaCPP skips files it has)
+     */
+    private static boolean extracted(final java.net.URL entry)
+    {
+        // JavaCPP's cache path for a jar entry: the cache folder, the jar's file name, the entry's path.
+        try
+        {
+            final String path = entry.getPath();
+            final int bang = path.indexOf("!/");
+            final Path jar = Path.of(java.net.URI.create(path.substring(0, bang)));
+            return Files.exists(cacheFolder().resolve(jar.getFileName().toString()).resolve(path.substring(bang + 2)));
+        }
+        catch (final RuntimeException unknownForm)
+        {
+            return false;
         }
     }
 
