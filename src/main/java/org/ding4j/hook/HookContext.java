@@ -20,9 +20,12 @@ public interface HookContext
      *         reported: a native call that runs a rollout's minibatches at once reports them afterwards
      *         ({@link org.ding4j.policy.LogSink#shareTime}), so the weights a hook sees, and a checkpoint it saves,
      *         are those of update {@code lastIter() + updatesAhead()}; 0 for a policy that reports each update as it
-     *         makes it
+     *         makes it (the default, for a context of one's own)
      */
-    long updatesAhead();
+    default long updatesAhead()
+    {
+        return 0;
+    }
 
     /** @return the collector env step of the last update (-1 if unknown) */
     long collectorEnvstep();

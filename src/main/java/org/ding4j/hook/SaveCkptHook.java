@@ -12,8 +12,12 @@ import org.ding4j.config.Config;
 public final class SaveCkptHook extends LearnerHook
 {
     private final long freq;
-    /** A save came due while the policy was ahead: made at the iteration that catches up. */
-    private boolean due;
+    /**
+     * The iteration at which a due save is made: the one that catches up with the policy's weights when the save came
+     * due while they were ahead (-1: none due). A call that ended early (a hook threw) never reaches it, and its save
+     * is dropped rather than made later under a name that is not a multiple of the frequency.
+     */
+    private long dueAt = -1;
 
     /**
      * @param name     hook name
@@ -35,12 +39,16 @@ public final class SaveCkptHook extends LearnerHook
         {
             return;
         }
-        due |= 0 == context.lastIter() % freq;
-        if (!due || context.updatesAhead() > 0)
+        final long iter = context.lastIter();
+        if (0 == iter % freq)
+        {
+            dueAt = iter + context.updatesAhead();
+        }
+        if (iter != dueAt || context.updatesAhead() > 0)
         {
             return;
         }
-        due = false;
+        dueAt = -1;
         final Checkpoints checkpoints = context.checkpoints();
         final String fileName = null != checkpoints.nameOverride() ? checkpoints.nameOverride()
             : "iteration_" + context.lastIter() + ".pth.tar";
