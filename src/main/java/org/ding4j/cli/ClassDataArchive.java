@@ -37,7 +37,8 @@ final class ClassDataArchive
      * deleted here, so that the next {@code train} writes a new one instead of every run starting without; unless
      * the user's own JVM options ({@code DING4J_JAVA_OPTS}: a JFR recording refused JDK 25's AOT cache) may be why.
      *
-     * @return {@code map PATH}, {@code rejected PATH (removed)}, {@code write PATH} or {@code none}
+     * @return {@code map PATH}, {@code rejected PATH (removed)}, {@code rejected PATH (kept: ...)},
+     *     {@code write PATH} or {@code none}
      */
     static String status()
     {

@@ -97,6 +97,20 @@ class ClassDataArchiveTest
         assertTrue(!Files.exists(archive), "removed");
     }
 
+    /** With the user's own JVM options (the launcher then sets the keep property) a refused archive is kept. */
+    @Test
+    void anArchiveRefusedUnderTheUsersOptionsShouldBeKept() throws Exception
+    {
+        final Path archive = dir.resolve("kept").resolve("ding4j.jsa");
+        Files.createDirectories(archive.getParent());
+        Files.writeString(archive, "fits plain runs");
+        final ChildJvm child = probe(List.of("-XX:SharedArchiveFile=" + archive,
+            "-D" + ClassDataArchive.KEEP_PROPERTY + "=true"));
+        assertEquals(0, child.await(60), child.output());
+        child.firstLine(("status: rejected " + archive + " (kept: DING4J_JAVA_OPTS's options may not fit it)")::equals);
+        assertEquals("fits plain runs", Files.readString(archive));
+    }
+
     @Test
     void aFailedRunShouldLeaveItsArchiveUnmarked() throws Exception
     {
