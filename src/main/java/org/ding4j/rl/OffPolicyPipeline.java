@@ -33,8 +33,8 @@ import org.ding4j.rl.pipeline.ParallelDriver;
 import org.ding4j.rl.pipeline.Restarts;
 import org.ding4j.rl.pipeline.SerialLoop;
 import org.ding4j.rl.ppo.PpoAlgorithm;
-import org.ding4j.torch.Natives;
 import org.ding4j.torch.Seeding;
+import org.ding4j.torch.Threads;
 
 /**
  * DI-engine's {@code serial_pipeline} for every off-policy algorithm, on any environment whose spaces the algorithm
@@ -521,7 +521,10 @@ public final class OffPolicyPipeline
     {
         // Loaded before the warm-up's clock starts: where the application did not load them earlier (the command line
         // does, from main), their load was counted as the warm-up's time (4.4 s of warmup_s for 0.01 s of warm-up).
-        Natives.load();
+        // With ding4j's thread counts unless the application set its own (Threads.configure first): on libtorch's and
+        // OpenBLAS's defaults (a thread per core, spinning) a DQN run beside busy application threads fell from 700
+        // to 40 updates/s.
+        Threads.configure();
         final long warmupStart = System.nanoTime();
         Seeding.isolated(() -> {
             algorithm.warmUp(cfg);
