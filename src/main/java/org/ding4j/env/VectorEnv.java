@@ -66,8 +66,9 @@ public abstract sealed class VectorEnv implements AutoCloseable permits VectorEn
                 if (!observationSpace.equals(envs[i].observationSpace())
                     || !actionSpace.equals(envs[i].actionSpace()))
                 {
-                    throw new IllegalArgumentException("env " + i + ": its spaces differ from env 0's ("
-                        + observationSpace + ", " + actionSpace + ")");
+                    throw new IllegalArgumentException("env " + i + " (" + envs[i].getClass().getName()
+                        + "): its spaces (" + envs[i].observationSpace() + ", " + envs[i].actionSpace()
+                        + ") differ from env 0's (" + observationSpace + ", " + actionSpace + ")");
                 }
             }
         }

@@ -400,7 +400,9 @@ class EnvApiTest
         final List<Integer> closed = new CopyOnWriteArrayList<>();
         final IllegalArgumentException differ = assertThrows(IllegalArgumentException.class,
             () -> VectorEnv.sync(recorded(closed, -1, 2), 4));
-        assertTrue(differ.getMessage().startsWith("env 2: its spaces differ from env 0's"), differ.getMessage());
+        assertTrue(differ.getMessage().startsWith("env 2 (") && differ.getMessage().endsWith("): its spaces "
+            + "(Box([-10.0, -10.0], [10.0, 10.0], [2]), Box([-1.0], [1.0], [1])) differ from env 0's "
+            + "(Box([-10.0], [10.0], [1]), Box([-1.0], [1.0], [1]))"), differ.getMessage());
         assertEquals(List.of(3, 2, 1, 0), closed);
 
         // The factory fails at env 2: envs 0 and 1 are closed, env 1's close failure rides along as suppressed.
