@@ -14,6 +14,7 @@ import org.ding4j.hook.HookContext;
 import org.ding4j.hook.HookPosition;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.rl.pipeline.OffPolicyRun;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -88,5 +89,50 @@ class PolicyOwnershipTest
         final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(IllegalStateException.class,
             () -> ServingActor.of((org.ding4j.policy.Policy<?>) policy.get()));
         assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
+    }
+
+    /** A run whose envs throw as they close still frees its policy: the parts close each part though one fails. */
+    @Test
+    void aRunWhoseEnvsFailToCloseShouldStillCloseItsPolicy() throws Exception
+    {
+        final AtomicReference<org.ding4j.policy.Policy<?>> policy = new AtomicReference<>();
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
+            .with("exp_name", dir.resolve("close-fails").toString()).with("env.stop_value", 1000.0)
+            .with("pipeline.max_train_iter", 20L).with("env.type", CloseFailingCartPole.class.getName()));
+        pipeline.onLearner(learner -> policy.set(learner.policy()));
+        final IllegalStateException failed = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () -> pipeline.run(p -> { }));
+        assertTrue(failed.getMessage().contains("a stepped CartPole failed to close"), failed.getMessage());
+        final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () -> ServingActor.of(policy.get()));
+        assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
+    }
+
+    /** A CartPole whose close throws once it was stepped (the pipeline's first env only shows its spaces). */
+    public static final class CloseFailingCartPole extends org.ding4j.env.EnvWrapper
+    {
+        private boolean stepped;
+
+        /** A CartPole. */
+        public CloseFailingCartPole()
+        {
+            super(new org.ding4j.rl.envs.CartPole());
+        }
+
+        @Override
+        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
+        {
+            stepped = true;
+            env.step(action, obs, result);
+        }
+
+        @Override
+        public void close()
+        {
+            if (stepped)
+            {
+                throw new IllegalStateException("a stepped CartPole failed to close");
+            }
+        }
     }
 }
