@@ -40,6 +40,11 @@ public final class SaveCkptHook extends LearnerHook
             return;
         }
         final long iter = context.lastIter();
+        if (dueAt != iter + context.updatesAhead())
+        {
+            // Not the call the save came due in (that one ended early): within one call this sum stays the same.
+            dueAt = -1;
+        }
         if (0 == iter % freq)
         {
             dueAt = iter + context.updatesAhead();

@@ -30,6 +30,20 @@ public final class RunOwnership
     }
 
     /**
+     * @param owned the object this guards
+     * @return a close that gives the object up and closes it: for the run's last close, after every part that reads
+     *     its memory (an actor over its weights) is closed, so that no other thread's close can come first
+     */
+    public AutoCloseable releasing(final AutoCloseable owned)
+    {
+        return () ->
+        {
+            release();
+            owned.close();
+        };
+    }
+
+    /**
      * Called first by the object's {@code close}.
      *
      * @param what the object, for the message

@@ -92,7 +92,8 @@ public class BaseLearner<B> implements AutoCloseable
      * @param cfg          the user's learner config, merged over {@link #defaultConfig()} (null: the defaults)
      * @param policy       the policy, or null to set it later
      * @param tbLogger     where log_show writes scalars and histograms on monitoring ranks, or null for a
-     *                     TensorBoard writer in {@code ./{exp}/log/{instance}/{instance}_tb_logger/}
+     *                     TensorBoard writer in {@code ./{exp}/log/{instance}/{instance}_tb_logger/}; the learner
+     *                     owns it and closes it with itself (or when this constructor fails)
      * @param distInfo     rank and world size, or null to read {@code RANK}/{@code WORLD_SIZE}
      * @param expName      experiment folder (relative to the working directory, or absolute)
      * @param instanceName the learner's name, unique in the experiment

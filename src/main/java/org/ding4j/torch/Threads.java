@@ -159,7 +159,8 @@ public final class Threads
     }
 
     /**
-     * Sets explicit thread counts (benchmarks and tests that compare settings).
+     * Sets explicit thread counts: an application's own (a pipeline's run then keeps them), benchmarks and tests that
+     * compare settings.
      *
      * @param intraOp libtorch intra-op threads, positive
      * @param interOp libtorch inter-op threads, positive; ignored once libtorch's inter-op pool has started

@@ -700,5 +700,16 @@ class BaseLearnerTest
         {
             assertEquals(0, freed.trainIter());
         }
+        // And one that fails after its logs are open (a folder where its config.yaml goes).
+        final String late = dir.resolve("late").toString();
+        final java.nio.file.Path config = java.nio.file.Files.createDirectories(dir.resolve("late/config.yaml"));
+        assertTrue(assertThrows(IllegalStateException.class,
+            () -> new BaseLearner<String>(cfg, null, null, DistInfo.single(), late, "learner")).getMessage()
+            .startsWith("cannot write the effective config to "));
+        java.nio.file.Files.delete(config);
+        try (BaseLearner<String> freed = new BaseLearner<>(cfg, null, null, DistInfo.single(), late, "learner"))
+        {
+            assertEquals(0, freed.trainIter());
+        }
     }
 }

@@ -108,6 +108,40 @@ class PolicyOwnershipTest
         assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
     }
 
+    /** A run whose learner's close fails (a hook's close throws) still frees its policy: the run closes each part. */
+    @Test
+    void aRunWhoseHookFailsToCloseShouldStillCloseItsPolicy() throws Exception
+    {
+        final AtomicReference<org.ding4j.policy.Policy<?>> policy = new AtomicReference<>();
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
+            .with("exp_name", dir.resolve("hook-close-fails").toString()).with("env.stop_value", 1000.0)
+            .with("pipeline.max_train_iter", 20L));
+        pipeline.onLearner(learner ->
+        {
+            policy.set(learner.policy());
+            learner.registerHook(new LearnerHook("fails_to_close", 99, HookPosition.AFTER_RUN)
+            {
+                @Override
+                public void call(final HookContext context)
+                {
+                }
+
+                @Override
+                public void close()
+                {
+                    throw new IllegalStateException("a hook failed to close");
+                }
+            });
+        });
+        final IllegalStateException failed = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () -> pipeline.run(p -> { }));
+        assertTrue(String.valueOf(failed.getMessage()).contains("a hook failed to close")
+            || String.valueOf(failed.getCause()).contains("a hook failed to close"), String.valueOf(failed));
+        final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(
+            IllegalStateException.class, () -> ServingActor.of(policy.get()));
+        assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
+    }
+
     /** A CartPole whose close throws once it was stepped (the pipeline's first env only shows its spaces). */
     public static final class CloseFailingCartPole extends org.ding4j.env.EnvWrapper
     {

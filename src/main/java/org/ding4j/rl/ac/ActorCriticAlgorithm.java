@@ -408,8 +408,7 @@ public final class ActorCriticAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            policy.ownership.release();
-            Closing.all(collector, evaluator, batch, policy);
+            Closing.all(collector, evaluator, batch, policy.ownership.releasing(policy));
         }
     }
 }

@@ -430,8 +430,7 @@ public final class DqnAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            policy.ownership.release();
-            Closing.all(batch, collector, evaluator, policy);
+            Closing.all(batch, collector, evaluator, policy.ownership.releasing(policy));
         }
     }
 }

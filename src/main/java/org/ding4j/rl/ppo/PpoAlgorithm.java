@@ -402,8 +402,7 @@ public final class PpoAlgorithm implements OffPolicyAlgorithm
         @Override
         public void close()
         {
-            policy.ownership.release();
-            Closing.all(rollout, evaluator, batch, policy);
+            Closing.all(rollout, evaluator, batch, policy.ownership.releasing(policy));
         }
     }
 }
