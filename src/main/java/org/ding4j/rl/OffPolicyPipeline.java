@@ -664,6 +664,12 @@ public final class OffPolicyPipeline
         try (OffPolicyRun<B> run = new OffPolicyRun<>(runCfg, algorithm.name(), seed, rankSeed(), dist, parts,
             progress))
         {
+            if (null != renewedFrom)
+            {
+                // An application learns of it from config() or renewedFrom(); the run's own log says it too.
+                run.learner().log().info("exp_name " + renewedFrom + " holds an earlier run: this run writes "
+                    + runCfg.getString("exp_name"));
+            }
             onLearner.accept(run.learner());
             final double setupS = (System.nanoTime() - setupStart) / 1e9;
             run.startClock();

@@ -88,6 +88,8 @@ class ExperimentFolderTest
 
         assertTrue(Files.isRegularFile(renewed.resolve("summary.json")), "the second run's summary is in its folder");
         assertTrue(Files.readString(renewed.resolve("summary.json")).contains("\"renewed_from\" : \"" + first + "\""));
+        assertTrue(Files.readString(renewed.resolve("log/learner/learner_logger.txt")).contains("exp_name " + first
+            + " holds an earlier run: this run writes " + renewed), "the run's log names both folders");
         assertArrayEquals(summary, Files.readAllBytes(first.resolve("summary.json")));
         assertArrayEquals(best, Files.readAllBytes(first.resolve("ckpt").resolve(OffPolicyPipeline.BEST_CHECKPOINT)));
         try (var files = Files.walk(first))
