@@ -95,31 +95,17 @@ class PolicyOwnershipTest
     @Test
     void aRunWhoseEnvsFailToCloseShouldStillCloseItsPolicy() throws Exception
     {
-        final AtomicReference<org.ding4j.policy.Policy<?>> policy = new AtomicReference<>();
-        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
-            .with("exp_name", dir.resolve("close-fails").toString()).with("env.stop_value", 1000.0)
-            .with("pipeline.max_train_iter", 20L).with("env.type", CloseFailingCartPole.class.getName()));
-        pipeline.onLearner(learner -> policy.set(learner.policy()));
-        final IllegalStateException failed = org.junit.jupiter.api.Assertions.assertThrows(
-            IllegalStateException.class, () -> pipeline.run(p -> { }));
-        assertTrue(failed.getMessage().contains("a stepped CartPole failed to close"), failed.getMessage());
-        final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(
-            IllegalStateException.class, () -> ServingActor.of(policy.get()));
-        assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
+        assertTheFailedCloseFreesThePolicy(Config.empty().with("exp_name", dir.resolve("env-close-fails").toString())
+            .with("env.type", org.ding4j.testing.SteppedCloseFailingCartPole.class.getName()), learner -> { },
+            "close failed");
     }
 
     /** A run whose learner's close fails (a hook's close throws) still frees its policy: the run closes each part. */
     @Test
     void aRunWhoseHookFailsToCloseShouldStillCloseItsPolicy() throws Exception
     {
-        final AtomicReference<org.ding4j.policy.Policy<?>> policy = new AtomicReference<>();
-        final OffPolicyPipeline pipeline = new OffPolicyPipeline(Config.empty()
-            .with("exp_name", dir.resolve("hook-close-fails").toString()).with("env.stop_value", 1000.0)
-            .with("pipeline.max_train_iter", 20L));
-        pipeline.onLearner(learner ->
-        {
-            policy.set(learner.policy());
-            learner.registerHook(new LearnerHook("fails_to_close", 99, HookPosition.AFTER_RUN)
+        assertTheFailedCloseFreesThePolicy(Config.empty().with("exp_name", dir.resolve("hook-close-fails").toString()),
+            learner -> learner.registerHook(new LearnerHook("fails_to_close", 99, HookPosition.AFTER_RUN)
             {
                 @Override
                 public void call(final HookContext context)
@@ -131,42 +117,28 @@ class PolicyOwnershipTest
                 {
                     throw new IllegalStateException("a hook failed to close");
                 }
-            });
+            }), "a hook failed to close");
+    }
+
+    /** Runs 20 DQN updates whose end's close fails with {@code failure}; the run's policy must be closed anyway. */
+    private static void assertTheFailedCloseFreesThePolicy(final Config config,
+        final java.util.function.Consumer<org.ding4j.learner.BaseLearner<?>> onLearner, final String failure)
+        throws Exception
+    {
+        final AtomicReference<org.ding4j.policy.Policy<?>> policy = new AtomicReference<>();
+        final OffPolicyPipeline pipeline = new OffPolicyPipeline(config.with("env.stop_value", 1000.0)
+            .with("pipeline.max_train_iter", 20L));
+        pipeline.onLearner(learner ->
+        {
+            policy.set(learner.policy());
+            onLearner.accept(learner);
         });
         final IllegalStateException failed = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalStateException.class, () -> pipeline.run(p -> { }));
-        assertTrue(String.valueOf(failed.getMessage()).contains("a hook failed to close")
-            || String.valueOf(failed.getCause()).contains("a hook failed to close"), String.valueOf(failed));
+        assertTrue(String.valueOf(failed.getMessage()).contains(failure)
+            || String.valueOf(failed.getCause()).contains(failure), String.valueOf(failed));
         final IllegalStateException closed = org.junit.jupiter.api.Assertions.assertThrows(
             IllegalStateException.class, () -> ServingActor.of(policy.get()));
         assertTrue(closed.getMessage().startsWith("ServingActor: the policy is closed"), closed.getMessage());
-    }
-
-    /** A CartPole whose close throws once it was stepped (the pipeline's first env only shows its spaces). */
-    public static final class CloseFailingCartPole extends org.ding4j.env.EnvWrapper
-    {
-        private boolean stepped;
-
-        /** A CartPole. */
-        public CloseFailingCartPole()
-        {
-            super(new org.ding4j.rl.envs.CartPole());
-        }
-
-        @Override
-        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
-        {
-            stepped = true;
-            env.step(action, obs, result);
-        }
-
-        @Override
-        public void close()
-        {
-            if (stepped)
-            {
-                throw new IllegalStateException("a stepped CartPole failed to close");
-            }
-        }
     }
 }

@@ -16,6 +16,7 @@ import org.ding4j.config.Config;
 import org.ding4j.rl.OffPolicyPipeline;
 import org.ding4j.rl.envs.CartPole;
 import org.ding4j.rl.pipeline.OffPolicyRun;
+import org.ding4j.testing.SteppedCloseFailingCartPole;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -224,34 +225,6 @@ class DqnTrainingTest
         public void close()
         {
             throw new IllegalStateException("close failed");
-        }
-    }
-
-    /** A CartPole whose close() throws once it has stepped (the pipeline's probe for its spaces closes fine). */
-    public static final class SteppedCloseFailingCartPole extends org.ding4j.env.EnvWrapper
-    {
-        private boolean stepped;
-
-        /** A CartPole. */
-        public SteppedCloseFailingCartPole()
-        {
-            super(new CartPole());
-        }
-
-        @Override
-        public void step(final float[] action, final float[] obs, final org.ding4j.env.StepResult result)
-        {
-            stepped = true;
-            env.step(action, obs, result);
-        }
-
-        @Override
-        public void close()
-        {
-            if (stepped)
-            {
-                throw new IllegalStateException("close failed");
-            }
         }
     }
 
