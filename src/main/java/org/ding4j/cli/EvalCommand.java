@@ -96,9 +96,11 @@ final class EvalCommand
         catch (final IllegalArgumentException ex)
         {
             // A checkpoint that does not fit the config: bad input, exit 2.
-            throw new IllegalArgumentException("checkpoint " + ckpt + ": " + ex.getMessage()
-                + (null == source ? " (no CONFIG given and no total_config.yaml beside its ckpt/ folder: the embedded "
-                + "defaults of policy.type " + pipeline.algorithm().name() + " were used)" : ""), ex);
+            // Where no config was found the hint goes first: a key list can run to hundreds of characters.
+            throw new IllegalArgumentException("checkpoint " + ckpt + ": "
+                + (null == source ? "no CONFIG given and no total_config.yaml beside its ckpt/ folder, so the embedded "
+                + "defaults of policy.type " + pipeline.algorithm().name() + " were used (give the training config): "
+                : "") + ex.getMessage(), ex);
         }
         catch (final org.ding4j.checkpoint.CorruptCheckpointException ex)
         {

@@ -150,9 +150,9 @@ final class TrainCommand
         final double jvmStartS = uptimeNowS - (System.nanoTime() - mainStart) / 1e9;
         final double firstLineS = uptimeNowS - (System.nanoTime() - firstLine) / 1e9;
         // One OpenBLAS thread for this small net: training to solve took 0.88-1.21 s with 1 and 1.40-1.98 s with 2
-        // on the 2-core machine (docs/performance.md); -Dding4j.threads.blas=N still wins.
-        final Threads.Settings threads = Threads.configure(Integer.getInteger(Threads.INTRA_OP_PROPERTY, 1),
-            Integer.getInteger(Threads.INTER_OP_PROPERTY, 1), Integer.getInteger(Threads.BLAS_PROPERTY, 1));
+        // on the 2-core machine (docs/performance.md); -Dding4j.threads.blas=N still wins, and a value that is not a
+        // positive integer is refused naming the property.
+        final Threads.Settings threads = Threads.configure();
         final Config cfg = pipeline.config();
         out.printf("ding4j train: %s, %s on %s, mode %s, seed %d, threads intra-op %d / OpenBLAS %d, Java %d%s%n",
             cfg.getString("exp_name") + (null == pipeline.renewedFrom() ? ""

@@ -37,15 +37,16 @@ import org.ding4j.torch.Seeding;
 import org.ding4j.torch.Threads;
 
 /**
- * DI-engine's {@code serial_pipeline} for every off-policy algorithm, on any environment whose spaces the algorithm
+ * DI-engine's {@code serial_pipeline} for every algorithm ding4j ships, on any environment whose spaces the algorithm
  * takes ({@code env.type}: {@code cartpole}, {@code pendulum}, {@code acrobot} or a user's
  * {@link org.ding4j.env.Env} class): {@code policy.type} picks DQN ({@code dqn}, the default: the embedded
- * {@code examples/cartpole_dqn.yaml}), TD3 ({@code td3}: {@code examples/pendulum_td3.yaml}) or SAC ({@code sac}:
- * {@code examples/pendulum_sac.yaml}), whose defaults the user's config is deep-merged over; every key is checked
- * before anything starts, errors naming the key. A run evaluates every {@code eval_freq} updates (saving
- * {@code ckpt_best.pth.tar} on a new best), collects {@code n_sample} transitions and grants
- * {@code update_per_collect} updates of a replay batch each, until an evaluation reaches {@code stop_value} or a
- * limit ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
+ * {@code examples/cartpole_dqn.yaml}), TD3 ({@code td3}: {@code examples/pendulum_td3.yaml}), SAC ({@code sac}:
+ * {@code examples/pendulum_sac.yaml}) or PPO ({@code ppo}: {@code examples/cartpole_ppo.yaml}, on-policy: rollouts
+ * instead of a replay), whose defaults the user's config is deep-merged over; every key is checked before anything
+ * starts, errors naming the key. A run evaluates every {@code eval_freq} updates (saving {@code ckpt_best.pth.tar} on
+ * a new best), collects {@code n_sample} transitions and grants {@code update_per_collect} updates of a replay batch
+ * each (PPO: a rollout, then its epochs of minibatches), until an evaluation reaches {@code stop_value} or a limit
+ * ({@code max_env_step}, {@code max_train_iter}); it writes {@code ./{exp_name}/summary.json}.
  * <p>
  * A run of its own never writes over an earlier one: when {@code exp_name} holds an earlier run's files
  * ({@code summary.json}, {@code total_config.yaml}, {@code config.yaml}, {@code ckpt/} or {@code log/}, the user's own

@@ -85,6 +85,14 @@ class EvalCommandTest
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", dir.resolve("nope.pth.tar").toString()));
         assertTrue(missingErr.toString().contains("--ckpt: " + dir.resolve("nope.pth.tar") + " does not exist"),
             missingErr::toString);
+        // Out of its run's folder the checkpoint meets the embedded defaults, which the message says first.
+        final Path loose = Files.copy(ckpt, dir.resolve("loose.pth.tar"));
+        final StringWriter looseErr = new StringWriter();
+        cli.setErr(new PrintWriter(looseErr, true));
+        assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", loose.toString()));
+        assertTrue(looseErr.toString().startsWith("ding4j: checkpoint " + loose + ": no CONFIG given and no "
+            + "total_config.yaml beside its ckpt/ folder, so the embedded defaults of policy.type dqn were used (give "
+            + "the training config): "), looseErr::toString);
         // Not a checkpoint at all: bad input as well.
         final Path garbage = Files.write(dir.resolve("garbage.pth.tar"), new byte[] {1, 2, 3, 4, 5, 6, 7, 8});
         assertEquals(Main.BAD_INPUT, cli.execute("eval", "--ckpt", garbage.toString()));
