@@ -484,7 +484,17 @@ public abstract sealed class ActorCritic implements Policy<ControlBatch>, Actor,
                 + foreign.subList(0, Math.min(5, foreign.size())) + (foreign.size() > 5 ? " (" + foreign.size()
                 + " such names)" : "") + ": a checkpoint of another algorithm or net, whose actor alone would load");
         }
-        actor.importParams("actor.", model);
+        try
+        {
+            actor.importParams("actor.", model);
+        }
+        catch (final IllegalArgumentException ex)
+        {
+            // The strict load names the entries without their prefix: say which net, and the likely cause.
+            throw new IllegalArgumentException("model: " + getClass().getSimpleName() + "'s actor does not fit the "
+                + "checkpoint's 'actor.' entries (named below without 'actor.'; a checkpoint of another algorithm or "
+                + "net size?): " + ex.getMessage(), ex);
+        }
     }
 
     /** @return the state-dict keys of the optimizers, in the order {@link #optimizers()} gives them */

@@ -289,6 +289,13 @@ class ActorCriticStateTest
                 () -> sac.loadStateDict(td3.stateDict()));
             assertTrue(intoSac.getMessage().startsWith("SacPolicy state dict: its 'model' is another net's"),
                 intoSac.getMessage());
+            // The actor alone (evaluation, serving) says which net and why too.
+            final IllegalArgumentException actorOnly = assertThrows(IllegalArgumentException.class,
+                () -> td3.loadActor(sac.stateDict()));
+            assertTrue(actorOnly.getMessage().startsWith("model: Td3Policy's actor does not fit the checkpoint's "
+                + "'actor.' entries (named below without 'actor.'; a checkpoint of another algorithm or net size?): ")
+                && actorOnly.getMessage().contains("mismatched [2.weight: checkpoint has shape [4, 16]"),
+                actorOnly.getMessage());
         }
     }
 }
