@@ -95,8 +95,6 @@ public final class OffPolicyPipeline
     private String renewedFrom;
     private final DistInfo dist;
     private final ElasticAttempt attempt;
-    /** Whether the user named a checkpoint to resume from (then a restart resumes from it, not the newest). */
-    private final boolean explicitLoadPath;
     /** False for a pipeline made only to evaluate checkpoints (it skips the run's own checks). */
     private final boolean training;
     /** Told the learner once it is built, before training. */
@@ -126,8 +124,8 @@ public final class OffPolicyPipeline
     /**
      * A run on one rank of a data-parallel job (every rank runs the same config; {@code ding4j launch} starts them),
      * in an attempt of a job that a launcher may restart ({@code ding4j launch --max-restarts N}): a restarted
-     * attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint of
-     * {@code ./{exp_name}/ckpt} that reads back whole; every rank takes the same file (it is part of the config the
+     * attempt resumes from its job's newest checkpoint of {@code ./{exp_name}/ckpt} that reads back whole (where
+     * there is none, from {@code learner.hook.load_ckpt_before_run} as the first attempt did); every rank takes the same file (it is part of the config the
      * ranks compare at the rendezvous), and rank 0's {@code summary.json} records the attempts under
      * {@code elastic}.
      *
@@ -170,8 +168,7 @@ public final class OffPolicyPipeline
         }
         // The learner section is open here; the learner's own schema checks it now, before anything starts.
         final String loadPath = BaseLearner.checkConfig(cfg.child("learner")).getString("hook.load_ckpt_before_run");
-        this.explicitLoadPath = !loadPath.isEmpty();
-        if (training && explicitLoadPath)
+        if (training && !loadPath.isEmpty())
         {
             requireArchive(loadPath);
         }
@@ -539,7 +536,7 @@ public final class OffPolicyPipeline
         {
             final String exp = cfg.getString("exp_name");
             final String job = Objects.requireNonNullElse(sharedJob(), "");
-            final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, explicitLoadPath, exp, job);
+            final LearnerCheckpoints.Verified resume = Restarts.resumePoint(attempt, exp, job);
             if (null != lock)
             {
                 // Before any checkpoint of this job's: a restart resumes only from those written after the mark.

@@ -167,10 +167,10 @@ class ExperimentFolderTest
         // Its first attempt marked the folder and failed before its first checkpoint.
         Restarts.markFolder(exp.toString(), "job-1");
         final ElasticAttempt restart = new ElasticAttempt(1, 1, List.of(), null);
-        assertNull(Restarts.resumePoint(restart, false, exp.toString(), "job-1"), "the earlier job's are older");
-        assertNull(Restarts.resumePoint(restart, false, exp.toString(), "job-2"), "a folder of another job's");
+        assertNull(Restarts.resumePoint(restart, exp.toString(), "job-1"), "the earlier job's are older");
+        assertNull(Restarts.resumePoint(restart, exp.toString(), "job-2"), "a folder of another job's");
         assertEquals(earlier.getParent().resolve("iteration_60.pth.tar"),
-            Restarts.resumePoint(restart, false, exp.toString(), "").file(), "a job without an id takes the newest");
+            Restarts.resumePoint(restart, exp.toString(), "").file(), "a job without an id takes the newest");
 
         final OffPolicyRun.Summary summary = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 20L),
             job("job-1/restart-1"), restart).run(p -> { });
@@ -178,10 +178,18 @@ class ExperimentFolderTest
         assertTrue(Files.isRegularFile(earlier));
         assertEquals(List.of(earlier.resolveSibling("ckpt_best.pth.tar").toString(),
             earlier.resolveSibling("iteration_20.pth.tar").toString()), summary.paths().get("checkpoints"));
-        final var resumed = Restarts.resumePoint(new ElasticAttempt(2, 2, List.of(), null), false, exp.toString(),
+        final var resumed = Restarts.resumePoint(new ElasticAttempt(2, 2, List.of(), null), exp.toString(),
             "job-1");
         assertEquals(20, resumed.lastIter(), "the restart's own checkpoint, not the earlier job's iteration_60");
         assertEquals("job-1", Files.readString(exp.resolve(Restarts.JOB_FILE)).strip());
+        // A config that names a file to start from (the earlier job's iteration_60) does not send a restart back to
+        // it: the job's own newest checkpoint wins (before, the restart redid every update since the named file).
+        final OffPolicyRun.Summary again = new OffPolicyPipeline(user.with("pipeline.max_train_iter", 30L)
+            .with("learner.hook.load_ckpt_before_run", earlier.toString()), job("job-1/restart-2"),
+            new ElasticAttempt(2, 2, List.of(), null)).run(p -> { });
+        assertEquals(30, again.trainIter(), "resumed at update 20, not 60");
+        assertTrue(Files.readString(exp.resolve("summary.json")).contains("\"resumed_iter\" : 20"),
+            () -> exp.resolve("summary.json").toString());
     }
 
     @Test

@@ -17,8 +17,9 @@ import org.ding4j.learner.LearnerCheckpoints;
 
 /**
  * The resume of a job a launcher restarts ({@code ding4j launch --max-restarts N}), the same for every algorithm: a
- * restarted attempt without an explicit {@code learner.hook.load_ckpt_before_run} resumes from the newest checkpoint
- * of the experiment's {@code ckpt} folder that reads back whole, and {@code summary.json} records the attempts.
+ * restarted attempt resumes from the newest checkpoint of the experiment's {@code ckpt} folder that reads back whole
+ * (its job's, see below; where there is none, from {@code learner.hook.load_ckpt_before_run} as the first attempt
+ * did), and {@code summary.json} records the attempts.
  * <p>
  * Such a job keeps its folder, which may hold an earlier job's checkpoints: rank 0 marks the folder with the job's
  * id when it takes it ({@value #JOB_FILE}, before any checkpoint of the job's), and a restart takes only checkpoints
@@ -70,18 +71,21 @@ public final class Restarts
     }
 
     /**
-     * @param attempt  which attempt this is
-     * @param explicit whether the user named a checkpoint to resume from (then a restart resumes from it)
-     * @param exp      the experiment folder
-     * @param job      the job's id ({@link ElasticAttempt#jobOf}), empty if it has none
-     * @return the checkpoint a restarted attempt resumes from; null for a first attempt, an explicit load path, or
-     *     a restart that finds no verified checkpoint of its job
+     * A restart resumes from its job's newest checkpoint even where the user named one to start from
+     * ({@code learner.hook.load_ckpt_before_run}): that file is the job's start, and resuming from it again redid
+     * every update since and wrote the job's later checkpoints over.
+     *
+     * @param attempt which attempt this is
+     * @param exp     the experiment folder
+     * @param job     the job's id ({@link ElasticAttempt#jobOf}), empty if it has none
+     * @return the checkpoint a restarted attempt resumes from; null for a first attempt or a restart that finds no
+     *     verified checkpoint of its job (it starts as the first attempt did, from the named file if there is one)
      * @throws IOException if the folder cannot be listed
      */
-    public static LearnerCheckpoints.Verified resumePoint(final ElasticAttempt attempt, final boolean explicit,
-        final String exp, final String job) throws IOException
+    public static LearnerCheckpoints.Verified resumePoint(final ElasticAttempt attempt, final String exp,
+        final String job) throws IOException
     {
-        if (!attempt.restarted() || explicit)
+        if (!attempt.restarted())
         {
             return null;
         }
