@@ -125,9 +125,9 @@ public final class OffPolicyPipeline
      * A run on one rank of a data-parallel job (every rank runs the same config; {@code ding4j launch} starts them),
      * in an attempt of a job that a launcher may restart ({@code ding4j launch --max-restarts N}): a restarted
      * attempt resumes from its job's newest checkpoint of {@code ./{exp_name}/ckpt} that reads back whole (where
-     * there is none, from {@code learner.hook.load_ckpt_before_run} as the first attempt did); every rank takes the same file (it is part of the config the
-     * ranks compare at the rendezvous), and rank 0's {@code summary.json} records the attempts under
-     * {@code elastic}.
+     * there is none, from {@code learner.hook.load_ckpt_before_run} as the first attempt did); every rank takes the
+     * same file (it is part of the config the ranks compare at the rendezvous), and rank 0's {@code summary.json}
+     * records the attempts under {@code elastic}.
      *
      * @param user    the user's config
      * @param dist    this rank's place ({@link DistInfo#single()} for one process)
