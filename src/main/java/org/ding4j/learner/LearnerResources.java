@@ -1,11 +1,13 @@
 package org.ding4j.learner;
 
+import java.util.ArrayList;
 import java.util.List;
 
 import org.ding4j.data.AsyncDataLoader;
 import org.ding4j.hook.HookException;
 import org.ding4j.hook.Hooks;
 import org.ding4j.hook.LearnerHook;
+import org.ding4j.internal.Closing;
 import org.ding4j.log.LearnerLog;
 
 /** Closes what a learner holds: the loader, every hook, the logs; each even when an earlier one fails. */
@@ -25,45 +27,27 @@ final class LearnerResources
     static void closeAll(final AsyncDataLoader<?> loader, final Hooks hooks, final LearnerLog log,
         final List<AutoCloseable> others)
     {
-        RuntimeException failure = null;
-        if (null != loader)
-        {
-            failure = closeOne(failure, null, loader);
-        }
+        final List<AutoCloseable> all = new ArrayList<>();
+        all.add(loader);
         for (final LearnerHook hook : hooks.all())
         {
-            failure = closeOne(failure, hook, hook::close);
+            all.add(() -> closeHook(hook));
         }
-        failure = closeOne(failure, null, log);
-        for (final AutoCloseable other : others)
-        {
-            failure = closeOne(failure, null, other);
-        }
-        if (null != failure)
-        {
-            throw failure;
-        }
+        all.add(log);
+        all.addAll(others);
+        Closing.all(all.toArray(new AutoCloseable[0]));
     }
 
-    /** Closes one resource; the first failure is kept, later ones are suppressed into it. */
-    private static RuntimeException closeOne(final RuntimeException failure, final LearnerHook hook,
-        final AutoCloseable resource)
+    /** Closes a hook; its failure names it. */
+    private static void closeHook(final LearnerHook hook)
     {
         try
         {
-            resource.close();
-            return failure;
+            hook.close();
         }
-        catch (final Exception | Error e)
+        catch (final RuntimeException | Error e)
         {
-            final RuntimeException wrapped = null != hook ? new HookException(hook, e)
-                : e instanceof RuntimeException re ? re : new IllegalStateException("closing the learner: " + e, e);
-            if (null == failure)
-            {
-                return wrapped;
-            }
-            failure.addSuppressed(wrapped);
-            return failure;
+            throw new HookException(hook, e);
         }
     }
 }

@@ -2,6 +2,7 @@ package org.ding4j.rl.envs;
 
 import java.lang.reflect.Constructor;
 import java.lang.reflect.Modifier;
+import java.util.List;
 import java.util.function.IntFunction;
 import java.util.function.Supplier;
 
@@ -12,6 +13,7 @@ import org.ding4j.env.Env;
 import org.ding4j.env.Space;
 import org.ding4j.env.TimeLimit;
 import org.ding4j.env.VectorEnv;
+import org.ding4j.internal.Closing;
 
 /**
  * What {@code env.type} names: {@code cartpole} ({@link CartPole}), {@code pendulum} ({@link Pendulum}),
@@ -119,14 +121,7 @@ public final class EnvTypes
         }
         catch (final RuntimeException | Error ex)
         {
-            try
-            {
-                probe.close();
-            }
-            catch (final Throwable closing)
-            {
-                ex.addSuppressed(closing);
-            }
+            Closing.afterFailure(List.of(probe), ex);
             throw ex;
         }
         try

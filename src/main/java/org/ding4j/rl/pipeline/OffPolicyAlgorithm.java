@@ -1,9 +1,11 @@
 package org.ding4j.rl.pipeline;
 
+import java.util.List;
 import java.util.Map;
 
 import org.ding4j.config.Config;
 import org.ding4j.config.ConfigSchema;
+import org.ding4j.internal.Closing;
 import org.ding4j.policy.Policy;
 
 /**
@@ -107,14 +109,7 @@ public interface OffPolicyAlgorithm
         }
         catch (final RuntimeException ex)
         {
-            try
-            {
-                policy.close();
-            }
-            catch (final Exception closing)
-            {
-                ex.addSuppressed(closing);
-            }
+            Closing.afterFailure(List.of(policy), ex);
             throw ex;
         }
     }
