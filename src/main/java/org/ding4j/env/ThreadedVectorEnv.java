@@ -1,5 +1,6 @@
 package org.ding4j.env;
 
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -60,7 +61,7 @@ public final class ThreadedVectorEnv extends VectorEnv
         catch (final RuntimeException | Error ex)
         {
             // The caller never gets this object to close: end the workers started so far and close the envs.
-            Closing.afterFailure(java.util.List.of(this), ex);
+            Closing.afterFailure(List.of(this), ex);
             throw ex;
         }
     }

@@ -1,5 +1,6 @@
 package org.ding4j.env;
 
+import java.util.Arrays;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
@@ -75,7 +76,7 @@ public abstract sealed class VectorEnv implements AutoCloseable permits VectorEn
         catch (final RuntimeException | Error ex)
         {
             // Nobody else holds these envs yet: an env with threads or files of its own would outlive the failure.
-            Closing.afterFailure(java.util.Arrays.asList(envs), ex);
+            Closing.afterFailure(Arrays.asList(envs), ex);
             throw ex;
         }
         obsWidth = observationSpace.flatSize();

@@ -19,6 +19,7 @@ import org.ding4j.hook.HookRegistry;
 import org.ding4j.hook.Hooks;
 import org.ding4j.hook.LearnerHook;
 import org.ding4j.hook.LogReducer;
+import org.ding4j.internal.Closing;
 import org.ding4j.internal.JvmFlags;
 import org.ding4j.log.LearnerLog;
 import org.ding4j.log.LogBuffer;
@@ -148,7 +149,7 @@ public class BaseLearner<B> implements AutoCloseable
             log.open(expName, tbLogger);
             if (0 == rank)
             {
-                LearnerConfig.writeEffective(Config.empty().with("learner", this.cfg), Path.of(expName), log);
+                LearnerConfig.writeEffective(Config.empty().with("learner", this.cfg), Path.of(expName));
                 checkpoints.removeStaleTemporaries();
             }
             if (null != policy)
@@ -159,7 +160,7 @@ public class BaseLearner<B> implements AutoCloseable
         catch (final RuntimeException | Error ex)
         {
             // The text log and TensorBoard files opened before the failure: the caller has no learner to close.
-            org.ding4j.internal.Closing.afterFailure(List.of(log), ex);
+            Closing.afterFailure(List.of(log), ex);
             OPEN.remove(place);
             throw ex;
         }

@@ -10,7 +10,6 @@ import org.ding4j.config.Config;
 import org.ding4j.config.ConfigFiles;
 import org.ding4j.config.ConfigSchema;
 import org.ding4j.config.ValueRule;
-import org.ding4j.log.LearnerLog;
 
 /**
  * The learner's config: DI-engine's BaseLearner defaults and the rules each key must meet, so that a bad value
@@ -59,10 +58,9 @@ final class LearnerConfig
      *
      * @param effective the config to write
      * @param expDir    the experiment folder
-     * @param log       closed if the write fails, since the learner is not built then
      * @throws IllegalStateException naming the file if it cannot be written
      */
-    static void writeEffective(final Config effective, final Path expDir, final LearnerLog log)
+    static void writeEffective(final Config effective, final Path expDir)
     {
         final Path file = expDir.resolve("config.yaml");
         try
@@ -71,7 +69,6 @@ final class LearnerConfig
         }
         catch (final IOException ex)
         {
-            log.close();
             throw new IllegalStateException("cannot write the effective config to " + file + ": " + ex.getMessage(),
                 ex);
         }
