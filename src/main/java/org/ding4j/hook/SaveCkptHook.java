@@ -40,17 +40,20 @@ public final class SaveCkptHook extends LearnerHook
             return;
         }
         final long iter = context.lastIter();
-        if (dueAt != iter + context.updatesAhead())
-        {
-            // Not the call the save came due in (that one ended early): within one call this sum stays the same.
-            dueAt = -1;
-        }
+        // The iteration the policy's weights are at: the same for every iteration of one multi-update call.
+        final long weightsAt = iter + context.updatesAhead();
         if (0 == iter % freq)
         {
-            dueAt = iter + context.updatesAhead();
+            dueAt = weightsAt;
         }
-        if (iter != dueAt || context.updatesAhead() > 0)
+        else if (dueAt != weightsAt)
         {
+            // Not the call the save came due in (that one ended early).
+            dueAt = -1;
+        }
+        if (iter != dueAt)
+        {
+            // Not due, or due while the weights are still ahead of iter.
             return;
         }
         dueAt = -1;

@@ -75,17 +75,9 @@ public final class ServingActor
         this.outWidth = plan.outputWidth();
         this.actionWidth = actionWidth;
         this.scratch = ThreadLocal.withInitial(() -> new Rows(plan));
-        try
-        {
-            weights.publish(pack);
-        }
-        catch (final IllegalStateException closed)
-        {
-            throw new IllegalStateException("ServingActor: the policy is closed (its run ended, or it was the "
-                + "evaluation's), so there are no weights to serve: serve a saved checkpoint instead "
-                + "(OffPolicyPipeline.forEvaluation(config).serve(state)), or make the actor before the run ends: "
-                + closed.getMessage(), closed);
-        }
+        publish("ServingActor: the policy is closed (its run ended, or it was the evaluation's), so there are no "
+            + "weights to serve: serve a saved checkpoint instead (OffPolicyPipeline.forEvaluation(config)"
+            + ".serve(state)), or make the actor before the run ends: ");
     }
 
     /**
@@ -181,15 +173,20 @@ public final class ServingActor
      */
     public void publish()
     {
+        publish("ServingActor.publish: the policy it serves is closed, so the readers keep the last publish "
+            + "(publishOn publishes a run's last updates as it ends): ");
+    }
+
+    /** Publishes; a closed policy's failure is rethrown with {@code whenClosed} before its own message. */
+    private void publish(final String whenClosed)
+    {
         try
         {
             weights.publish(pack);
         }
         catch (final IllegalStateException closed)
         {
-            throw new IllegalStateException("ServingActor.publish: the policy it serves is closed, so the readers "
-                + "keep the last publish (publishOn publishes a run's last updates as it ends): " + closed
-                .getMessage(), closed);
+            throw new IllegalStateException(whenClosed + closed.getMessage(), closed);
         }
     }
 
