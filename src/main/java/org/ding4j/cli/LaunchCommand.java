@@ -146,7 +146,8 @@ final class LaunchCommand
             throw new IllegalArgumentException("--max-restarts: expected an integer >= 0, got " + maxRestarts);
         }
         final int world = nproc * nnodes;
-        if (null == masterPort)
+        final boolean portGiven = null != masterPort;
+        if (!portGiven)
         {
             if (nnodes > 1)
             {
@@ -166,6 +167,10 @@ final class LaunchCommand
         }
         // Checks the address, port and id the way every rank will.
         new DistInfo(0, world, 0, masterAddr, masterPort, jobId);
+        if (portGiven && 0 == nodeRank)
+        {
+            requireFreePort(masterPort);
+        }
         // Before any rank starts, and needed: the ranks load from the cache this fills without Natives' lock
         // (LauncherWatch.NATIVES_CACHE_VARIABLE), so none can find a library half written.
         Natives.load();
@@ -452,6 +457,27 @@ final class LaunchCommand
         try (ServerSocket socket = new ServerSocket(0))
         {
             return socket.getLocalPort();
+        }
+    }
+
+    /**
+     * Refuses a master port that another process listens on here, on node 0, where rank 0's store will listen on it:
+     * rank 0 then failed to bind, and the other ranks stayed in libtorch's connect to the stranger (deaf to SIGTERM)
+     * until the launcher killed them after its grace.
+     */
+    private static void requireFreePort(final int port) throws IOException
+    {
+        try (ServerSocket socket = new ServerSocket())
+        {
+            // As libtorch's store binds it: every address, SO_REUSEADDR (a port in TIME_WAIT is free to it).
+            socket.setReuseAddress(true);
+            socket.bind(new java.net.InetSocketAddress(port));
+        }
+        catch (final java.net.BindException ex)
+        {
+            throw new IllegalArgumentException("--master-port: expected a port free on this node (rank 0's store "
+                + "listens on it), got " + port + ", which another process holds (" + ex.getMessage() + "); choose "
+                + "another, or leave --master-port out on one node (a free one is picked)", ex);
         }
     }
 

@@ -146,7 +146,7 @@ class LaunchCommandTest
     }
 
     @Test
-    void badArgumentsShouldNameTheOption()
+    void badArgumentsShouldNameTheOption() throws java.io.IOException
     {
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "0", "--", "train"));
         assertTrue(err.toString().contains("--nproc"), err::toString);
@@ -156,6 +156,14 @@ class LaunchCommandTest
             "--master-port", "29500", "--job-id", "j", "--", "train"));
         assertTrue(err.toString().contains("0 <= node-rank < nnodes; got nproc=1 nnodes=2 node-rank=2"),
             err::toString);
+        // A stranger on the master port: rank 1 once waited in libtorch's connect to it, deaf to SIGTERM, for 30 s.
+        try (java.net.ServerSocket stranger = new java.net.ServerSocket(0))
+        {
+            assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "2", "--master-port",
+                Integer.toString(stranger.getLocalPort()), "--", "train"));
+            assertTrue(err.toString().contains("--master-port: expected a port free on this node (rank 0's store "
+                + "listens on it), got " + stranger.getLocalPort()), err::toString);
+        }
         assertEquals(Main.BAD_INPUT, launch("launch", "--nproc", "1", "--max-restarts", "-1", "--", "train"));
         assertTrue(err.toString().contains("--max-restarts: expected an integer >= 0, got -1"), err::toString);
         // 1,000 ranks once exhausted the machine and killed the launcher with an OutOfMemoryError trace.
