@@ -18,6 +18,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * <p>
  * An {@code fcntl} lock belongs to the process and is dropped when the process closes any descriptor of the file, so
  * a folder this process holds is refused from the process's own table, without opening the lock file again.
+ * <p>
+ * A folder another process holds for this one (a launcher between a job's attempts: {@link #acquire(Path, long)})
+ * is taken without a lock of this process's own; the holder's lock keeps other jobs out.
  */
 public final class FolderLock implements AutoCloseable
 {
@@ -29,6 +32,7 @@ public final class FolderLock implements AutoCloseable
 
     private final Path file;
     private final FileChannel channel;
+    /** Null for a hold borrowed from the process that holds the folder for this one. */
     private final FileLock lock;
 
     private FolderLock(final Path file, final FileChannel channel, final FileLock lock)
@@ -46,6 +50,19 @@ public final class FolderLock implements AutoCloseable
      */
     public static FolderLock acquire(final Path folder) throws IOException
     {
+        return acquire(folder, 0);
+    }
+
+    /**
+     * @param folder the output folder (it must exist)
+     * @param holder the process that may hold the folder for this one (its launcher), 0 for none: its hold is taken
+     *               as this process's own
+     * @return the lock, held until {@link #close()} or the process's end (or the holder's hold, borrowed)
+     * @throws IllegalStateException naming the folder and the holder's pid if another job holds it
+     * @throws IOException if the lock file cannot be opened or written
+     */
+    public static FolderLock acquire(final Path folder, final long holder) throws IOException
+    {
         final Path file = folder.resolve(NAME).toAbsolutePath().normalize();
         if (!HELD.add(file))
         {
@@ -61,7 +78,12 @@ public final class FolderLock implements AutoCloseable
                 if (null == lock)
                 {
                     // Another process holds it (this one holds no lock on the file, so reading it drops none).
-                    throw busy(folder, holder(file));
+                    final String pid = holder(file);
+                    if (holder > 0 && Long.toString(holder).equals(pid))
+                    {
+                        return new FolderLock(file, channel, null);
+                    }
+                    throw busy(folder, pid);
                 }
                 final byte[] pid = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
                 channel.truncate(0);
@@ -101,13 +123,19 @@ public final class FolderLock implements AutoCloseable
         }
     }
 
-    /** Releases the lock (the file stays: removing it would race with a job that just opened it). */
+    /**
+     * Releases the lock, or a borrowed hold (the holder's lock stays). The file stays: removing it would race with a
+     * job that just opened it.
+     */
     @Override
     public void close() throws IOException
     {
         try
         {
-            lock.release();
+            if (null != lock)
+            {
+                lock.release();
+            }
         }
         finally
         {

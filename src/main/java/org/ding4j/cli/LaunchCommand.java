@@ -22,6 +22,7 @@ import java.util.stream.Stream;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 
+import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
 import org.ding4j.torch.Natives;
@@ -83,6 +84,10 @@ final class LaunchCommand
 
     /** Set when the launcher itself is told to stop: then no attempt is restarted. */
     private volatile boolean stopping;
+    /** Where rank 0 names the job's folder ({@link ElasticAttempt#recordFolder}). */
+    private Path folderFile;
+    /** The job's folder, held from rank 0's end to the job's when the job may be restarted; else null. */
+    private FolderLock heldFolder;
 
     private LaunchCommand(final Cli.Args args)
     {
@@ -177,6 +182,7 @@ final class LaunchCommand
         final List<Process> processes = new ArrayList<>();
         final List<Thread> pumps = new ArrayList<>();
         final Path errorFiles = Files.createTempDirectory("ding4j-launch-");
+        folderFile = errorFiles.resolve("folder");
         // Ctrl-C or SIGTERM to the launcher stops the ranks too, with the same grace, and restarts nothing; the JVM
         // then exits with the signal's code (143 for SIGTERM), the error files' folder removed.
         final Thread onExit = new Thread(() -> {
@@ -239,6 +245,39 @@ final class LaunchCommand
             }
             out.flush();
             deleteTree(errorFiles);
+            if (null != heldFolder)
+            {
+                try
+                {
+                    heldFolder.close();
+                }
+                catch (final IOException ex)
+                {
+                    // The lock goes with this process in a moment anyway.
+                }
+            }
+        }
+    }
+
+    /**
+     * Takes the job's folder's lock once rank 0 has ended (and released it), for a restart's rank 0 to write under:
+     * between an attempt and its restart another job could take the folder and write its checkpoints among this
+     * job's. One that did so in the moment between is named; the restart's rank 0 is then refused the folder.
+     */
+    private void holdFolder()
+    {
+        try
+        {
+            final Path folder = ElasticAttempt.readFolder(folderFile);
+            if (null != folder)
+            {
+                heldFolder = FolderLock.acquire(folder);
+            }
+        }
+        catch (final IOException | IllegalStateException ex)
+        {
+            err.println("ding4j launch: cannot hold the job's folder for a restart: " + ex.getMessage());
+            err.flush();
         }
     }
 
@@ -292,6 +331,10 @@ final class LaunchCommand
             for (int done = 0; done < nproc; done++)
             {
                 final Exit exit = exits.take();
+                if (0 == exit.rank() && maxRestarts > 0 && null == heldFolder)
+                {
+                    holdFolder();
+                }
                 if (0 != exit.code() && null == first)
                 {
                     first = exit;
@@ -408,6 +451,11 @@ final class LaunchCommand
         env.put(ElasticAttempt.MAX_RESTARTS_VARIABLE, Integer.toString(maxRestarts));
         env.put(ElasticAttempt.ERROR_FILE_VARIABLE, errorFile.toString());
         env.put(ElasticAttempt.ATTEMPTS_VARIABLE, attemptsJson);
+        env.put(ElasticAttempt.FOLDER_FILE_VARIABLE, folderFile.toString());
+        if (null != heldFolder)
+        {
+            env.put(ElasticAttempt.FOLDER_HOLDER_VARIABLE, Long.toString(ProcessHandle.current().pid()));
+        }
         // The ranks watch this process: if it is killed outright, they stop themselves.
         env.put(LauncherWatch.VARIABLE, Long.toString(ProcessHandle.current().pid()));
         // This launcher loaded the libraries into this cache before it started any rank (Natives.cacheLoadedBy).

@@ -1,6 +1,7 @@
 package org.ding4j.dist;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -28,8 +29,14 @@ import org.ding4j.checkpoint.AtomicFiles;
  * @param previous     one record per failed attempt, oldest first (attempt, cause, failed_rank, exit_code,
  *                     update_reached, ran_s, stop_s)
  * @param errorFile    where this rank writes its failure, or null when no launcher asked for it
+ * @param folderFile   where rank 0 names the job's output folder for its launcher ({@value #FOLDER_FILE_VARIABLE}),
+ *                     or null: the launcher holds the folder's lock from rank 0's end to the job's, so that no other
+ *                     job takes the folder between an attempt and its restart
+ * @param folderHolder the process (the launcher) that holds the folder's lock for this attempt, 0 for none
+ *                     ({@value #FOLDER_HOLDER_VARIABLE}): rank 0 then writes the folder without a lock of its own
  */
-public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String, Object>> previous, Path errorFile)
+public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String, Object>> previous, Path errorFile,
+    Path folderFile, long folderHolder)
 {
     /** torchrun's count of restarts before this attempt. */
     public static final String RESTART_COUNT_VARIABLE = "TORCHELASTIC_RESTART_COUNT";
@@ -41,6 +48,10 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
     public static final String RESTART_MARK = "/restart-";
     /** ding4j's launcher: a JSON list of the failed attempts before this one. */
     public static final String ATTEMPTS_VARIABLE = "DING4J_ATTEMPTS";
+    /** ding4j's launcher: the file rank 0 names the job's output folder in. */
+    public static final String FOLDER_FILE_VARIABLE = "DING4J_FOLDER_FILE";
+    /** ding4j's launcher: its process id when it holds the job's folder for this attempt. */
+    public static final String FOLDER_HOLDER_VARIABLE = "DING4J_FOLDER_HOLDER";
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -52,12 +63,27 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
      */
     public ElasticAttempt
     {
-        if (restartCount < 0 || maxRestarts < 0)
+        if (restartCount < 0 || maxRestarts < 0 || folderHolder < 0)
         {
-            throw new IllegalArgumentException(RESTART_COUNT_VARIABLE + ", " + MAX_RESTARTS_VARIABLE
-                + ": expected integers >= 0, got " + restartCount + " and " + maxRestarts);
+            throw new IllegalArgumentException(RESTART_COUNT_VARIABLE + ", " + MAX_RESTARTS_VARIABLE + ", "
+                + FOLDER_HOLDER_VARIABLE + ": expected integers >= 0, got " + restartCount + ", " + maxRestarts
+                + " and " + folderHolder);
         }
         previous = List.copyOf(Objects.requireNonNull(previous, "previous"));
+    }
+
+    /**
+     * An attempt whose launcher neither learns the job's folder nor holds it (a launcher other than ding4j's).
+     *
+     * @param restartCount restarts before this attempt (>= 0)
+     * @param maxRestarts  restarts allowed (>= 0)
+     * @param previous     the failed attempts' records
+     * @param errorFile    this rank's error file, or null
+     */
+    public ElasticAttempt(final int restartCount, final int maxRestarts, final List<Map<String, Object>> previous,
+        final Path errorFile)
+    {
+        this(restartCount, maxRestarts, previous, errorFile, null, 0);
     }
 
     /** @return the first attempt of a job nobody restarts */
@@ -89,12 +115,19 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
                     + attempts, ex);
             }
         }
-        final String errorFile = environment.get(ERROR_FILE_VARIABLE);
-        return new ElasticAttempt(count(environment, RESTART_COUNT_VARIABLE), count(environment, MAX_RESTARTS_VARIABLE),
-            previous, null == errorFile || errorFile.isBlank() ? null : Path.of(errorFile));
+        return new ElasticAttempt((int)count(environment, RESTART_COUNT_VARIABLE, Integer.MAX_VALUE),
+            (int)count(environment, MAX_RESTARTS_VARIABLE, Integer.MAX_VALUE), previous,
+            path(environment, ERROR_FILE_VARIABLE), path(environment, FOLDER_FILE_VARIABLE),
+            count(environment, FOLDER_HOLDER_VARIABLE, Long.MAX_VALUE));
     }
 
-    private static int count(final Map<String, String> environment, final String name)
+    private static Path path(final Map<String, String> environment, final String name)
+    {
+        final String text = environment.get(name);
+        return null == text || text.isBlank() ? null : Path.of(text);
+    }
+
+    private static long count(final Map<String, String> environment, final String name, final long max)
     {
         final String text = environment.get(name);
         if (null == text || text.isBlank())
@@ -103,8 +136,8 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
         }
         try
         {
-            final int value = Integer.parseInt(text.trim());
-            if (value >= 0)
+            final long value = Long.parseLong(text.trim());
+            if (value >= 0 && value <= max)
             {
                 return value;
             }
@@ -168,6 +201,39 @@ public record ElasticAttempt(int restartCount, int maxRestarts, List<Map<String,
             : failure.getClass().getSimpleName() + ": " + failure.getMessage());
         message.put("extraInfo", extra);
         AtomicFiles.write(errorFile, JSON.writeValueAsBytes(Map.of("message", message)));
+    }
+
+    /**
+     * Names the job's output folder where the launcher reads it (nothing without a folder file), atomically: rank 0
+     * does once it holds the folder.
+     *
+     * @param folder the folder
+     * @throws IOException if the file cannot be written
+     */
+    public void recordFolder(final Path folder) throws IOException
+    {
+        if (null != folderFile)
+        {
+            AtomicFiles.write(folderFile, folder.toAbsolutePath().normalize().toString()
+                .getBytes(StandardCharsets.UTF_8));
+        }
+    }
+
+    /**
+     * @param file a job's folder file ({@link #recordFolder})
+     * @return the folder it names, or null when rank 0 named none (it ended before it took its folder)
+     * @throws IOException if it exists but cannot be read
+     */
+    public static Path readFolder(final Path file) throws IOException
+    {
+        try
+        {
+            return Path.of(Files.readString(file, StandardCharsets.UTF_8));
+        }
+        catch (final NoSuchFileException ex)
+        {
+            return null;
+        }
     }
 
     /**

@@ -541,6 +541,9 @@ public final class OffPolicyPipeline
             {
                 // Before any checkpoint of this job's: a restart resumes only from those written after the mark.
                 Restarts.markFolder(exp, job);
+                // Its launcher holds the folder from this rank's end to the job's, so no other job takes it between
+                // this attempt and a restart (and mixes its checkpoints with this job's).
+                attempt.recordFolder(Path.of(exp));
             }
             final Config runCfg = null == resume ? cfg
                 : cfg.with("learner.hook.load_ckpt_before_run", resume.file().toString());
@@ -619,7 +622,7 @@ public final class OffPolicyPipeline
         {
             try
             {
-                return FolderLock.acquire(folder);
+                return FolderLock.acquire(folder, attempt.folderHolder());
             }
             catch (final java.nio.channels.ClosedByInterruptException ex)
             {

@@ -2,6 +2,7 @@ package org.ding4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -19,6 +21,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import org.bytedeco.javacpp.PointerScope;
 import org.ding4j.checkpoint.AtomicFiles;
+import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.testing.ChildJvm;
 import org.junit.jupiter.api.Test;
@@ -98,7 +101,12 @@ class ElasticRestartTest
             "--set", "pipeline.dist_timeout_s=" + timeoutS));
         command.addAll(config);
         double beforeRestart = Double.NaN;
+        final CountDownLatch restarting = new CountDownLatch(1);
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {
+            if (line.startsWith("ding4j launch: restart 1 of at most 1"))
+            {
+                restarting.countDown();
+            }
             final Matcher m = PROGRESS.matcher(line);
             return m.find() && Long.parseLong(m.group(1)) >= killAt;
         });
@@ -112,6 +120,12 @@ class ElasticRestartTest
             // What the job's best was when it was killed (read before the restart's first evaluation can replace it).
             beforeRestart = Files.isRegularFile(work.resolve("exp/ckpt/ckpt_best.pth.tar"))
                 ? bestReturn(work.resolve("exp/ckpt/ckpt_best.pth.tar")) : Double.NEGATIVE_INFINITY;
+            // Between the attempts the launcher holds the folder: another job there (this test) is refused, naming
+            // the launcher (before, the folder was free until the restart's rank 0 took it).
+            assertTrue(restarting.await(120, TimeUnit.SECONDS), launcher::output);
+            final IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> FolderLock.acquire(work.resolve("exp")).close());
+            assertTrue(refused.getMessage().contains("(pid " + launcher.process.pid() + ")"), refused::getMessage);
             assertEquals(0, launcher.await(180), launcher::output);
         }
         finally
