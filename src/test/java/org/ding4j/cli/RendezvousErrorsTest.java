@@ -1,6 +1,7 @@
 package org.ding4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -73,6 +74,9 @@ class RendezvousErrorsTest
         assertEquals(1, node1.output().lines().filter(l -> l.startsWith("[rank 1] ding4j: ")).count(),
             node1::output);
         assertTrue(node1.output().lines().noneMatch(l -> l.contains("frame #")), "no native backtrace");
+        // The learner (its logs) comes after the rendezvous: a rank that never joined wrote nothing into the folder
+        // (a rank of a job refused the folder once added a line to the running job's rank log).
+        assertFalse(java.nio.file.Files.exists(dir.resolve("exp/log")), node1::output);
     }
 
     @Test

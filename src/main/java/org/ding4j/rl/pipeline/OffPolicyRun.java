@@ -149,7 +149,9 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
         DistTraining joined = null;
         try
         {
-            made = new BaseLearner<>(cfg.child("learner"), parts.policy(), null, dist, exp, "learner");
+            // The group first, the learner (its logs, rank 0's config.yaml) once every rank has joined: a rank of a
+            // job refused the folder (its rank 0 found another job there) wrote a line into that job's rank log,
+            // and a failed rendezvous left logs and a config behind.
             if (dist.distributed())
             {
                 // A signal ends the wait for peers (one that died during start-up would leave this rank waiting out
@@ -166,6 +168,10 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
                 {
                     stopWaiting.run();
                 }
+            }
+            made = new BaseLearner<>(cfg.child("learner"), parts.policy(), null, dist, exp, "learner");
+            if (null != joined)
+            {
                 made.distributed(joined);
                 for (final FlatParameters target : parts.targets())
                 {
