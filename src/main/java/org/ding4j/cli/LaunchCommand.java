@@ -25,6 +25,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import org.ding4j.checkpoint.FolderLock;
 import org.ding4j.dist.DistInfo;
 import org.ding4j.dist.ElasticAttempt;
+import org.ding4j.rl.pipeline.Restarts;
 import org.ding4j.torch.Natives;
 
 /**
@@ -223,6 +224,12 @@ final class LaunchCommand
                         err.println("ding4j launch: not restarting (" + (stopping ? "the launcher was stopped"
                             : Main.BAD_INPUT == outcome.code() ? "bad input: a restart would fail the same way"
                             : maxRestarts + " restarts used") + "); attempt " + attempt + " ended: " + cause);
+                        if (!stopping && null != heldFolder)
+                        {
+                            // Only into a folder this launcher holds: no other job's summary is touched.
+                            failed.add(outcome.record());
+                            Restarts.recordLastFailure(ElasticAttempt.readFolder(folderFile), failed);
+                        }
                     }
                     return outcome.code();
                 }

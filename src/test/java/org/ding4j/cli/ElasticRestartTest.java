@@ -2,6 +2,7 @@ package org.ding4j.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -91,8 +92,59 @@ class ElasticRestartTest
         tryOnce(dir, 1, 100, "STOP", 10, List.of("--set", "pipeline.warmup_updates=0"));
     }
 
-    private void tryOnce(final Path work, final int victim, final int killAt, final String signal,
-        final int timeoutS, final List<String> config) throws Exception
+    /**
+     * The last attempt's rank 0 killed outright writes no summary: the launcher adds that attempt to the one an
+     * earlier attempt's rank 0 wrote (before, that summary stood as the job's end, the last failure missing).
+     */
+    @Test
+    void theLastAttemptsFailureShouldReachTheSummaryThoughItsRankZeroWasKilled() throws Exception
+    {
+        final CountDownLatch restarted = new CountDownLatch(1);
+        final CountDownLatch training = new CountDownLatch(1);
+        final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(launchCommand(dir, 20,
+            List.of("--set", "pipeline.warmup_updates=0"))).directory(dir.toFile()), line -> {
+                if (line.startsWith("ding4j launch: attempt 1: rank 0 is pid"))
+                {
+                    restarted.countDown();
+                }
+                else if (0 == restarted.getCount() && PROGRESS.matcher(line).find())
+                {
+                    training.countDown();
+                }
+                final Matcher m = PROGRESS.matcher(line);
+                return m.find() && Long.parseLong(m.group(1)) >= 60;
+            });
+        try
+        {
+            assertTrue(launcher.reached.await(120, TimeUnit.SECONDS), launcher::output);
+            kill(launcher, 0, 1);
+            assertTrue(training.await(120, TimeUnit.SECONDS), launcher::output);
+            kill(launcher, 1, 0);
+            assertNotEquals(0, launcher.await(180), launcher::output);
+        }
+        finally
+        {
+            launcher.process.destroyForcibly();
+        }
+        final JsonNode summary = new ObjectMapper().readTree(dir.resolve("exp/summary.json").toFile());
+        final JsonNode elastic = summary.get("elastic");
+        assertEquals(1, elastic.get("restart_count").asInt(), summary::toString);
+        assertEquals(0, elastic.get("fields_from_attempt").asInt(), summary::toString);
+        assertEquals(2, elastic.get("attempts").size(), summary::toString);
+        assertEquals(0, elastic.get("attempts").get(1).get("failed_rank").asInt(), summary::toString);
+        assertTrue(summary.get("error").asText().contains("rank 0 was ended by signal 9 (SIGKILL)"),
+            summary::toString);
+    }
+
+    private static void kill(final ChildJvm launcher, final int attempt, final int rank) throws Exception
+    {
+        final String pidLine = launcher.firstLine(l -> l.startsWith("ding4j launch: attempt " + attempt + ": rank "
+            + rank + " is pid "));
+        assertEquals(0, new ProcessBuilder("kill", "-KILL", pidLine.substring(pidLine.lastIndexOf(' ') + 1)).start()
+            .waitFor());
+    }
+
+    private static List<String> launchCommand(final Path work, final int timeoutS, final List<String> config)
     {
         final List<String> command = ChildJvm.javaCommand(work, Main.class.getName());
         command.addAll(List.of("launch", "--nproc", "2", "--max-restarts", "1", "--", "train",
@@ -100,6 +152,13 @@ class ElasticRestartTest
             "--set", "learner.hook.save_ckpt_after_iter=50", "--set", "policy.eval.evaluator.eval_freq=20",
             "--set", "pipeline.dist_timeout_s=" + timeoutS));
         command.addAll(config);
+        return command;
+    }
+
+    private void tryOnce(final Path work, final int victim, final int killAt, final String signal,
+        final int timeoutS, final List<String> config) throws Exception
+    {
+        final List<String> command = launchCommand(work, timeoutS, config);
         double beforeRestart = Double.NaN;
         final CountDownLatch restarting = new CountDownLatch(1);
         final ChildJvm launcher = ChildJvm.start(0, new ProcessBuilder(command).directory(work.toFile()), line -> {

@@ -9,6 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.dist.ElasticAttempt;
@@ -110,6 +113,50 @@ public final class Restarts
     {
         return job.isEmpty() || !job.equals(markOf(Path.of(exp))) ? null
             : Files.getLastModifiedTime(Path.of(exp, JOB_FILE));
+    }
+
+    /**
+     * Adds a job's last failed attempt, the one no restart followed, to its {@code summary.json}: rank 0 writes the
+     * summary, but cannot list its own attempt's failure, and a rank 0 killed outright (SIGKILL) wrote none, which
+     * left the summary of an earlier attempt as if it were the job's end. {@code elastic.attempts} then lists every
+     * failed attempt, {@code error} names the last one's cause, and {@code elastic.fields_from_attempt} says which
+     * attempt the run's other fields come from. A folder without a summary (or an unreadable one) is left as it is.
+     *
+     * @param folder   the job's output folder
+     * @param attempts every failed attempt's record, the last included, oldest first
+     * @return whether the summary was updated
+     * @throws IOException if it cannot be written
+     */
+    public static boolean recordLastFailure(final Path folder, final List<Map<String, Object>> attempts)
+        throws IOException
+    {
+        final Path file = folder.resolve("summary.json");
+        final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
+        final Map<String, Object> summary;
+        try
+        {
+            summary = json.readValue(file.toFile(),
+                new TypeReference<LinkedHashMap<String, Object>>()
+                {
+                });
+        }
+        catch (final IOException ex)
+        {
+            return false;
+        }
+        final Object section = summary.get("elastic");
+        @SuppressWarnings("unchecked")
+        final Map<String, Object> elastic = section instanceof Map<?, ?> map ? (Map<String, Object>)map
+            : new LinkedHashMap<>();
+        final Map<String, Object> last = attempts.get(attempts.size() - 1);
+        final Object written = elastic.getOrDefault("restart_count", 0);
+        elastic.put("fields_from_attempt", written);
+        elastic.put("restart_count", last.get("attempt"));
+        elastic.put("attempts", attempts);
+        summary.put("elastic", elastic);
+        summary.put("error", last.get("cause"));
+        AtomicFiles.write(file, json.writeValueAsBytes(summary));
+        return true;
     }
 
     /**
