@@ -311,6 +311,7 @@ final class LaunchCommand
         }
         Exit first = null;
         long failedAt = 0;
+        List<Integer> stopped = List.of();
         try
         {
             for (int local = 0; local < nproc; local++)
@@ -346,6 +347,9 @@ final class LaunchCommand
                 {
                     first = exit;
                     failedAt = System.nanoTime();
+                    // Before stopAll's SIGCONT: a rank stopped by a signal says nothing, and its peer, timed out
+                    // waiting for it, is the one that fails.
+                    stopped = stoppedRanks(processes);
                     if (!stopping)
                     {
                         // (A launcher that is stopping stopped the rank itself: no news.)
@@ -380,11 +384,46 @@ final class LaunchCommand
         record.put("failed_rank", first.rank());
         record.put("exit_code", first.code());
         record.put("cause", "rank " + first.rank() + " " + describeExit(first.code())
-            + (null == own ? "" : ": " + own.message()));
+            + (null == own ? "" : ": " + own.message()) + (stopped.isEmpty() ? ""
+            : "; rank(s) " + stopped + " stopped by a signal (SIGSTOP, Ctrl-Z) at the time"));
+        record.put("stopped_ranks", stopped);
         record.put("update_reached", reached < 0 ? null : reached);
         record.put("ran_s", (failedAt - began) / 1e9);
         record.put("stop_s", (System.nanoTime() - failedAt) / 1e9);
         return new Outcome(first.code(), record);
+    }
+
+    /**
+     * @param processes this node's ranks, by local index
+     * @return the ranks whose process is stopped by a signal now (Linux's {@code /proc/PID/stat} state {@code T});
+     *     none where the state cannot be read
+     */
+    private List<Integer> stoppedRanks(final List<Process> processes)
+    {
+        final List<Integer> stopped = new ArrayList<>();
+        final List<Process> snapshot;
+        synchronized (processes)
+        {
+            snapshot = new ArrayList<>(processes);
+        }
+        for (int local = 0; local < snapshot.size(); local++)
+        {
+            try
+            {
+                final String stat = Files.readString(Path.of("/proc", Long.toString(snapshot.get(local).pid()),
+                    "stat"), StandardCharsets.US_ASCII);
+                // "PID (COMMAND) STATE ...": the command may hold spaces and parentheses, so after the last ')'.
+                if (stat.substring(stat.lastIndexOf(')') + 1).strip().startsWith("T"))
+                {
+                    stopped.add(nodeRank * nproc + local);
+                }
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                // Gone meanwhile, or not Linux: not known to be stopped.
+            }
+        }
+        return stopped;
     }
 
     private static Path errorFile(final Path folder, final int attempt, final int rank)

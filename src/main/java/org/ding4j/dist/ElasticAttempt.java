@@ -27,7 +27,7 @@ import org.ding4j.checkpoint.AtomicFiles;
  * @param restartCount how many times the job was restarted before this attempt (0: the first attempt)
  * @param maxRestarts  how many restarts the launcher allows
  * @param previous     one record per failed attempt, oldest first (attempt, cause, failed_rank, exit_code,
- *                     update_reached, ran_s, stop_s)
+ *                     update_reached, ran_s, stop_s, stopped_ranks)
  * @param errorFile    where this rank writes its failure, or null when no launcher asked for it
  * @param folderFile   where rank 0 names the job's output folder for its launcher ({@value #FOLDER_FILE_VARIABLE}),
  *                     or null: the launcher holds the folder's lock from rank 0's end to the job's, so that no other

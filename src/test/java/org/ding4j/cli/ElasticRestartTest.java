@@ -206,6 +206,10 @@ class ElasticRestartTest
             // The hung rank says nothing; its peer times out first and names the collective.
             assertEquals(1 - victim, attempt.get("failed_rank").asInt(), elastic::toString);
             assertTrue(attempt.get("cause").asText().contains("DistException"), elastic::toString);
+            // The stopped rank is named, though it is not the one that failed.
+            assertEquals(victim, attempt.get("stopped_ranks").get(0).asInt(), elastic::toString);
+            assertTrue(attempt.get("cause").asText().contains("rank(s) [" + victim + "] stopped by a signal"),
+                elastic::toString);
             assertTrue(attempt.get("stop_s").asDouble() < 20, "SIGCONT let the stopped rank take its SIGTERM: "
                 + elastic);
         }
