@@ -19,8 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * An {@code fcntl} lock belongs to the process and is dropped when the process closes any descriptor of the file, so
  * a folder this process holds is refused from the process's own table, without opening the lock file again.
  * <p>
- * A folder another process holds for this one (a launcher between a job's attempts: {@link #acquire(Path, long)})
- * is taken without a lock of this process's own; the holder's lock keeps other jobs out.
+ * A folder this process's parent holds for it (a launcher between a job's attempts: {@link #acquire(Path, long)})
+ * is taken without a lock of this process's own; the holder's lock keeps other jobs out, and a thread of this
+ * process waits for the lock meanwhile, so that it takes the lock over the moment the holder drops it (the holder
+ * killed while this process still writes).
  */
 public final class FolderLock implements AutoCloseable
 {
@@ -32,8 +34,8 @@ public final class FolderLock implements AutoCloseable
 
     private final Path file;
     private final FileChannel channel;
-    /** Null for a hold borrowed from the process that holds the folder for this one. */
-    private final FileLock lock;
+    /** Null while the hold is borrowed from the process that holds the folder for this one. */
+    private volatile FileLock lock;
 
     private FolderLock(final Path file, final FileChannel channel, final FileLock lock)
     {
@@ -55,8 +57,8 @@ public final class FolderLock implements AutoCloseable
 
     /**
      * @param folder the output folder (it must exist)
-     * @param holder the process that may hold the folder for this one (its launcher), 0 for none: its hold is taken
-     *               as this process's own
+     * @param holder the process that may hold the folder for this one (its launcher, which must be this process's
+     *               parent), 0 for none: its hold is taken as this process's own
      * @return the lock, held until {@link #close()} or the process's end (or the holder's hold, borrowed)
      * @throws IllegalStateException naming the folder and the holder's pid if another job holds it
      * @throws IOException if the lock file cannot be opened or written
@@ -79,16 +81,15 @@ public final class FolderLock implements AutoCloseable
                 {
                     // Another process holds it (this one holds no lock on the file, so reading it drops none).
                     final String pid = holder(file);
-                    if (holder > 0 && Long.toString(holder).equals(pid))
+                    if (holder > 0 && Long.toString(holder).equals(pid) && holder == parent())
                     {
-                        return new FolderLock(file, channel, null);
+                        final FolderLock borrowed = new FolderLock(file, channel, null);
+                        borrowed.takeOverWhenDropped();
+                        return borrowed;
                     }
                     throw busy(folder, pid);
                 }
-                final byte[] pid = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
-                channel.truncate(0);
-                channel.write(ByteBuffer.wrap(pid), 0);
-                channel.force(false);
+                writeOwner(channel);
                 return new FolderLock(file, channel, lock);
             }
             catch (final IOException | RuntimeException ex)
@@ -102,6 +103,44 @@ public final class FolderLock implements AutoCloseable
             HELD.remove(file);
             throw ex;
         }
+    }
+
+    private static void writeOwner(final FileChannel channel) throws IOException
+    {
+        final byte[] pid = (ProcessHandle.current().pid() + "\n").getBytes(StandardCharsets.US_ASCII);
+        channel.truncate(0);
+        channel.write(ByteBuffer.wrap(pid), 0);
+        channel.force(false);
+    }
+
+    private static long parent()
+    {
+        return ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
+    }
+
+    /** A borrowed hold's waiter: blocks for the lock, which the kernel grants it when the holder drops its own. */
+    private void takeOverWhenDropped()
+    {
+        final Thread waiter = new Thread(() -> {
+            try
+            {
+                final FileLock taken = channel.lock();
+                writeOwner(channel);
+                lock = taken;
+            }
+            catch (final IOException | RuntimeException ex)
+            {
+                // Closed first (this hold ended), or the file cannot be written: the lock goes with the channel.
+            }
+        }, "ding4j-folder-lock");
+        waiter.setDaemon(true);
+        waiter.start();
+    }
+
+    /** @return whether this process holds the lock itself (a borrowed hold: once it took the lock over) */
+    boolean owned()
+    {
+        return null != lock;
     }
 
     private static IllegalStateException busy(final Path folder, final String pid)
@@ -124,17 +163,18 @@ public final class FolderLock implements AutoCloseable
     }
 
     /**
-     * Releases the lock, or a borrowed hold (the holder's lock stays). The file stays: removing it would race with a
-     * job that just opened it.
+     * Releases the lock, or ends a borrowed hold (the holder's lock stays; the waiter ends with the channel). The file
+     * stays: removing it would race with a job that just opened it.
      */
     @Override
     public void close() throws IOException
     {
         try
         {
-            if (null != lock)
+            final FileLock held = lock;
+            if (null != held && held.isValid())
             {
-                lock.release();
+                held.release();
             }
         }
         finally

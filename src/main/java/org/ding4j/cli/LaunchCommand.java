@@ -87,8 +87,13 @@ final class LaunchCommand
     private volatile boolean stopping;
     /** Where rank 0 names the job's folder ({@link ElasticAttempt#recordFolder}). */
     private Path folderFile;
-    /** The job's folder, held from rank 0's end to the job's when the job may be restarted; else null. */
-    private FolderLock heldFolder;
+    /**
+     * The job's folder, held from rank 0's end to the job's when the job may be restarted; else null. Taken on rank
+     * 0's output thread the moment its process ends, read by the thread that starts the next attempt.
+     */
+    private volatile FolderLock heldFolder;
+    /** What kept this launcher from holding the job's folder (another job took it first), else null. */
+    private volatile String folderLost;
 
     private LaunchCommand(final Cli.Args args)
     {
@@ -217,18 +222,18 @@ final class LaunchCommand
                     return 0;
                 }
                 final String cause = (String)outcome.record().get("cause");
-                if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code())
+                if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code() || null != folderLost)
                 {
                     if (maxRestarts > 0)
                     {
                         err.println("ding4j launch: not restarting (" + (stopping ? "the launcher was stopped"
+                            : null != folderLost ? folderLost
                             : Main.BAD_INPUT == outcome.code() ? "bad input: a restart would fail the same way"
                             : maxRestarts + " restarts used") + "); attempt " + attempt + " ended: " + cause);
-                        if (!stopping && null != heldFolder)
+                        if (!stopping)
                         {
-                            // Only into a folder this launcher holds: no other job's summary is touched.
                             failed.add(outcome.record());
-                            Restarts.recordLastFailure(ElasticAttempt.readFolder(folderFile), failed);
+                            recordLastFailure(failed);
                         }
                     }
                     return outcome.code();
@@ -241,49 +246,93 @@ final class LaunchCommand
         }
         finally
         {
-            stopAll(processes);
             try
             {
-                Runtime.getRuntime().removeShutdownHook(onExit);
-            }
-            catch (final IllegalStateException ex)
-            {
-                // Ctrl-C or SIGTERM to the launcher: the JVM is shutting down and the hook has stopped the ranks.
-            }
-            out.flush();
-            deleteTree(errorFiles);
-            if (null != heldFolder)
-            {
+                stopAll(processes);
                 try
                 {
-                    heldFolder.close();
+                    Runtime.getRuntime().removeShutdownHook(onExit);
                 }
-                catch (final IOException ex)
+                catch (final IllegalStateException ex)
                 {
-                    // The lock goes with this process in a moment anyway.
+                    // Ctrl-C or SIGTERM to the launcher: the JVM is shutting down and the hook has stopped the ranks.
                 }
+                out.flush();
+                deleteTree(errorFiles);
+            }
+            finally
+            {
+                releaseFolder();
             }
         }
     }
 
     /**
-     * Takes the job's folder's lock once rank 0 has ended (and released it), for a restart's rank 0 to write under:
-     * between an attempt and its restart another job could take the folder and write its checkpoints among this
-     * job's. One that did so in the moment between is named; the restart's rank 0 is then refused the folder.
+     * Takes the job's folder's lock the moment rank 0's process has ended (and released it), for a restart's rank 0
+     * to write under: between an attempt and its restart another job could take the folder and write its
+     * checkpoints among this job's. One that took it in that moment ends the job (a restart would be refused).
      */
-    private void holdFolder()
+    private synchronized void holdFolder()
     {
+        if (null != heldFolder || null != folderLost)
+        {
+            return;
+        }
+        Path folder = null;
         try
         {
-            final Path folder = ElasticAttempt.readFolder(folderFile);
+            folder = ElasticAttempt.readFolder(folderFile);
             if (null != folder)
             {
                 heldFolder = FolderLock.acquire(folder);
             }
         }
-        catch (final IOException | IllegalStateException ex)
+        catch (final IllegalStateException ex)
         {
-            err.println("ding4j launch: cannot hold the job's folder for a restart: " + ex.getMessage());
+            folderLost = "the job's folder " + folder + " was taken by another job when rank 0 ended: "
+                + ex.getMessage();
+        }
+        catch (final IOException ex)
+        {
+            err.println("ding4j launch: cannot hold the job's folder " + folder + " for a restart: " + ex.getMessage());
+            err.flush();
+        }
+    }
+
+    private synchronized void releaseFolder()
+    {
+        if (null != heldFolder)
+        {
+            try
+            {
+                heldFolder.close();
+            }
+            catch (final IOException ex)
+            {
+                // The lock goes with this process in a moment anyway.
+            }
+            heldFolder = null;
+        }
+    }
+
+    /**
+     * Adds the last failed attempt to the job's {@code summary.json} ({@link Restarts#recordLastFailure}), only in a
+     * folder this launcher holds and marked as this job's: no other job's summary is touched. A failure to write it
+     * is said; the job's exit code stays the attempt's.
+     */
+    private synchronized void recordLastFailure(final List<Map<String, Object>> failed)
+    {
+        if (null == heldFolder)
+        {
+            return;
+        }
+        try
+        {
+            Restarts.recordLastFailure(ElasticAttempt.readFolder(folderFile), jobId, failed);
+        }
+        catch (final IOException ex)
+        {
+            err.println("ding4j launch: cannot add the last attempt to the job's summary.json: " + ex.getMessage());
             err.flush();
         }
     }
@@ -330,7 +379,10 @@ final class LaunchCommand
                 }
                 err.println("ding4j launch: attempt " + attempt + ": rank " + rank + " is pid " + process.pid());
                 err.flush();
-                final Thread pump = pump(process, rank, out, exits);
+                // Rank 0's folder is held the moment its process ends, not when this thread next looks: it may
+                // be waiting out another rank's grace (30 s) in stopAll meanwhile.
+                final Thread pump = pump(process, rank, out, exits,
+                    0 == rank && maxRestarts > 0 ? this::holdFolder : () -> { });
                 synchronized (pumps)
                 {
                     pumps.add(pump);
@@ -339,10 +391,6 @@ final class LaunchCommand
             for (int done = 0; done < nproc; done++)
             {
                 final Exit exit = exits.take();
-                if (0 == exit.rank() && maxRestarts > 0 && null == heldFolder)
-                {
-                    holdFolder();
-                }
                 if (0 != exit.code() && null == first)
                 {
                     first = exit;
@@ -385,7 +433,7 @@ final class LaunchCommand
         record.put("exit_code", first.code());
         record.put("cause", "rank " + first.rank() + " " + describeExit(first.code())
             + (null == own ? "" : ": " + own.message()) + (stopped.isEmpty() ? ""
-            : "; rank(s) " + stopped + " stopped by a signal (SIGSTOP, Ctrl-Z) at the time"));
+            : "; rank(s) " + stopped + " of this node stopped by a signal (SIGSTOP) at the time"));
         record.put("stopped_ranks", stopped);
         record.put("update_reached", reached < 0 ? null : reached);
         record.put("ran_s", (failedAt - began) / 1e9);
@@ -570,14 +618,14 @@ final class LaunchCommand
         catch (final java.net.BindException ex)
         {
             throw new IllegalArgumentException("--master-port: expected a port free on this node (rank 0's store "
-                + "listens on it), got " + port + ", which another process holds (" + ex.getMessage() + "); choose "
-                + "another, or leave --master-port out on one node (a free one is picked)", ex);
+                + "listens on it), got " + port + ", which cannot be listened on here (" + ex.getMessage() + "); "
+                + "choose another, or leave --master-port out on one node (a free one is picked)", ex);
         }
     }
 
     /** Copies a rank's output line by line with its prefix, then reports its exit code. */
     private static Thread pump(final Process process, final int rank, final PrintWriter out,
-        final BlockingQueue<Exit> exits)
+        final BlockingQueue<Exit> exits, final Runnable ended)
     {
         final String prefix = "[rank " + rank + "] ";
         final Thread thread = new Thread(() -> {
@@ -607,6 +655,7 @@ final class LaunchCommand
                 Thread.currentThread().interrupt();
                 code = 1;
             }
+            ended.run();
             exits.add(new Exit(rank, code));
         }, "ding4j-launch-rank-" + rank);
         thread.setDaemon(true);

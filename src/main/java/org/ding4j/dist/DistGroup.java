@@ -45,6 +45,10 @@ import org.ding4j.jfr.Jfr;
  */
 public final class DistGroup implements AutoCloseable
 {
+    /** A source line that opens a native message: {@code [/path/file.cc:123] }. */
+    private static final java.util.regex.Pattern SOURCE_LINE = java.util.regex.Pattern.compile(
+        "^\\[[^\\]\\s]+\\.(?:cc|cpp|cxx|h|hpp|cu):\\d+\\]\\s*");
+
     /** Gloo's CPU backend, the only one in the default build. */
     public static final String GLOO = "gloo";
     /**
@@ -496,7 +500,10 @@ public final class DistGroup implements AutoCloseable
     {
         final String message = String.valueOf(ex.getMessage());
         final int backtrace = message.indexOf("Exception raised from ");
-        return (backtrace < 0 ? message : message.substring(0, backtrace)).strip().replaceAll("\\s*\n\\s*", " ");
+        // Gloo's messages open with the source line in the presets' build tree ("[/home/runner/.../pair.cc:538] Read
+        // error ..."): a path on another machine, of no use to the reader.
+        final String text = (backtrace < 0 ? message : message.substring(0, backtrace)).strip();
+        return SOURCE_LINE.matcher(text).replaceFirst("").replaceAll("\\s*\n\\s*", " ");
     }
 
     void checkOpen(final String operation)

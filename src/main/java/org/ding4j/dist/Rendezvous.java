@@ -203,6 +203,28 @@ final class Rendezvous implements AutoCloseable
         }
     }
 
+    /**
+     * @return whether the store's host no longer accepts connections (it failed, and took the store with it): then
+     *     c10d's client, asked anyway, prints a warning with a native backtrace per call before it throws, ahead of
+     *     the rank's own one-line error. A plain socket's probe says so without a word (the host ignores it).
+     */
+    private boolean hostGone()
+    {
+        if (0 == info.rank() && !info.usesAgentStore())
+        {
+            return false;
+        }
+        try
+        {
+            probe(InetAddress.getAllByName(info.masterAddr()));
+            return false;
+        }
+        catch (final IOException ex)
+        {
+            return true;
+        }
+    }
+
     /** @return the store's {@code host:port}, as the messages name it */
     private String address()
     {
@@ -390,6 +412,10 @@ final class Rendezvous implements AutoCloseable
      */
     void reportFailure(final String message)
     {
+        if (hostGone())
+        {
+            return;
+        }
         try
         {
             store.set(FAILURE_KEY, "rank " + info.rank() + ": " + message);
@@ -403,6 +429,10 @@ final class Rendezvous implements AutoCloseable
     /** @return what a peer reported through {@link #reportFailure}, or null (none, or the store is gone) */
     String reportedFailure()
     {
+        if (hostGone())
+        {
+            return null;
+        }
         try (StringVector key = new StringVector(FAILURE_KEY))
         {
             if (store.check(key))

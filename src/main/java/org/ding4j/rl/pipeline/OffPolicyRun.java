@@ -122,9 +122,9 @@ public final class OffPolicyRun<B> implements OffPolicyRounds, AutoCloseable
     private boolean streamsRestored;
 
     /**
-     * Builds the learner over the parts' policy and, on a data-parallel rank, joins the group (every rank must run
-     * the same effective config, the checkpoint a restart resumes from included: compared line by line at the
-     * rendezvous, so a mismatch names its key before any update). On failure the parts are closed too.
+     * On a data-parallel rank joins the group (every rank must run the same effective config, the checkpoint a
+     * restart resumes from included: compared line by line at the rendezvous, so a mismatch names its key before any
+     * update), then builds the learner over the parts' policy. On failure the parts are closed too.
      *
      * @param cfg       the effective config (its {@code learner} section the learner's)
      * @param algorithm its {@code policy.type}

@@ -120,17 +120,24 @@ public final class Restarts
      * summary, but cannot list its own attempt's failure, and a rank 0 killed outright (SIGKILL) wrote none, which
      * left the summary of an earlier attempt as if it were the job's end. {@code elastic.attempts} then lists every
      * failed attempt, {@code error} names the last one's cause, and {@code elastic.fields_from_attempt} says which
-     * attempt the run's other fields come from. A folder without a summary (or an unreadable one) is left as it is.
+     * attempt the run's other fields come from. Only a summary of the job's: the folder marked with its id and the
+     * summary written since ({@link #markFolder}); any other (an earlier job's, or none) is left as it is.
      *
      * @param folder   the job's output folder
+     * @param job      the job's id
      * @param attempts every failed attempt's record, the last included, oldest first
      * @return whether the summary was updated
      * @throws IOException if it cannot be written
      */
-    public static boolean recordLastFailure(final Path folder, final List<Map<String, Object>> attempts)
-        throws IOException
+    public static boolean recordLastFailure(final Path folder, final String job,
+        final List<Map<String, Object>> attempts) throws IOException
     {
         final Path file = folder.resolve("summary.json");
+        final FileTime since = markedSince(folder.toString(), job);
+        if (null == since || !Files.isRegularFile(file) || Files.getLastModifiedTime(file).compareTo(since) < 0)
+        {
+            return false;
+        }
         final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         final Map<String, Object> summary;
         try

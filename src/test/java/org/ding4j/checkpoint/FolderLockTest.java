@@ -1,0 +1,55 @@
+package org.ding4j.checkpoint;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.ding4j.testing.ChildJvm;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A folder's lock held by a launcher for its rank (a real child JVM): borrowed, and taken over when dropped. */
+class FolderLockTest
+{
+    @TempDir
+    Path dir;
+
+    /**
+     * The rank writes under its launcher's hold; when the launcher's lock goes (the launcher killed while the rank
+     * still saves), the rank takes the lock over at once, so that no other job takes the folder from under it.
+     */
+    @Test
+    void aBorrowedHoldShouldBeTakenOverWhenItsHolderDropsIt() throws Exception
+    {
+        final long self = ProcessHandle.current().pid();
+        final FolderLock held = FolderLock.acquire(dir);
+        final List<String> command = ChildJvm.javaCommand(dir, FolderLockProbe.class.getName());
+        command.addAll(List.of(dir.toString(), Long.toString(self)));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try (BufferedReader said = new BufferedReader(new InputStreamReader(child.getInputStream(),
+            StandardCharsets.UTF_8)))
+        {
+            assertEquals("borrowed", said.readLine());
+            held.close();
+            assertEquals("took over", said.readLine());
+            final IllegalStateException refused = assertThrows(IllegalStateException.class,
+                () -> FolderLock.acquire(dir).close());
+            assertTrue(refused.getMessage().contains("(pid " + child.pid() + ")"), refused::getMessage);
+            child.getOutputStream().close();
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS));
+        }
+        finally
+        {
+            child.destroyForcibly();
+        }
+        // Free again once the rank ended.
+        FolderLock.acquire(dir).close();
+    }
+}
