@@ -219,8 +219,8 @@ class ElasticRestartTest
             assertTrue(attempt.get("cause").asText().contains("DistException"), elastic::toString);
             // The stopped rank is named, though it is not the one that failed.
             assertEquals(victim, attempt.get("stopped_ranks").get(0).asInt(), elastic::toString);
-            assertTrue(attempt.get("cause").asText().contains("rank(s) [" + victim + "] of this node stopped by a signal"),
-                elastic::toString);
+            assertTrue(attempt.get("cause").asText().contains("rank(s) [" + victim + "] of this node stopped by a "
+                + "signal"), elastic::toString);
             assertTrue(attempt.get("stop_s").asDouble() < 20, "SIGCONT let the stopped rank take its SIGTERM: "
                 + elastic);
         }
