@@ -121,7 +121,7 @@ public final class FolderLock implements AutoCloseable
     /** A borrowed hold's waiter: blocks for the lock, which the kernel grants it when the holder drops its own. */
     private void takeOverWhenDropped()
     {
-        final Thread waiter = new Thread(() -> {
+        final Thread waiter = org.ding4j.torch.Threads.newThread(() -> {
             try
             {
                 final FileLock taken = channel.lock();
@@ -132,8 +132,7 @@ public final class FolderLock implements AutoCloseable
             {
                 // Closed first (this hold ended), or the file cannot be written: the lock goes with the channel.
             }
-        }, "ding4j-folder-lock");
-        waiter.setDaemon(true);
+        }, "folder-lock");
         waiter.start();
     }
 
