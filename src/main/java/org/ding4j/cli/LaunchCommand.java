@@ -76,10 +76,11 @@ final class LaunchCommand
     /**
      * How one attempt ended.
      *
-     * @param code   0, or the first failing rank's exit code
-     * @param record what {@code summary.json} and the next attempt get of a failed one, else null
+     * @param code       0, or the first failing rank's exit code
+     * @param record     what {@code summary.json} and the next attempt get of a failed one, else null
+     * @param rankZeroOk whether rank 0 (on this node) exited with 0
      */
-    private record Outcome(int code, Map<String, Object> record)
+    private record Outcome(int code, Map<String, Object> record, boolean rankZeroOk)
     {
     }
 
@@ -222,15 +223,20 @@ final class LaunchCommand
                     return 0;
                 }
                 final String cause = (String)outcome.record().get("cause");
-                if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code() || null != folderLost)
+                // Rank 0 of ding4j's `train` ended its run (exit 0: solved or at its limit), the job's updates all
+                // done (the ranks update in lockstep): a restart would redo none and write its summary over rank 0's.
+                final boolean completed = outcome.rankZeroOk() && CLI_MAIN.equals(mainClass) && "train".equals(command.get(0));
+                if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code() || null != folderLost
+                    || completed)
                 {
                     if (maxRestarts > 0)
                     {
                         err.println("ding4j launch: not restarting (" + (stopping ? "the launcher was stopped"
                             : null != folderLost ? folderLost
+                            : completed ? "rank 0 had completed the job"
                             : Main.BAD_INPUT == outcome.code() ? "bad input: a restart would fail the same way"
                             : maxRestarts + " restarts used") + "); attempt " + attempt + " ended: " + cause);
-                        if (!stopping)
+                        if (!stopping && !completed)
                         {
                             failed.add(outcome.record());
                             recordLastFailure(failed);
@@ -359,6 +365,7 @@ final class LaunchCommand
             pumps.clear();
         }
         Exit first = null;
+        boolean rankZeroDone = false;
         long failedAt = 0;
         List<Integer> stopped = List.of();
         try
@@ -391,6 +398,7 @@ final class LaunchCommand
             for (int done = 0; done < nproc; done++)
             {
                 final Exit exit = exits.take();
+                rankZeroDone |= 0 == exit.rank() && 0 == exit.code();
                 if (0 != exit.code() && null == first)
                 {
                     first = exit;
@@ -402,7 +410,8 @@ final class LaunchCommand
                     {
                         // (A launcher that is stopping stopped the rank itself: no news.)
                         err.println("ding4j launch: rank " + exit.rank() + " exited with " + exit.code()
-                            + "; stopping the other ranks");
+                            + (stopped.isEmpty() ? "" : " (rank(s) " + stopped + " of this node stopped by a signal "
+                            + "(SIGSTOP) at the time)") + "; stopping the other ranks");
                         err.flush();
                     }
                     stopAll(processes);
@@ -416,7 +425,7 @@ final class LaunchCommand
         }
         if (null == first)
         {
-            return new Outcome(0, null);
+            return new Outcome(0, null, true);
         }
         ElasticAttempt.Failure own = null;
         long reached = -1;
@@ -438,7 +447,7 @@ final class LaunchCommand
         record.put("update_reached", reached < 0 ? null : reached);
         record.put("ran_s", (failedAt - began) / 1e9);
         record.put("stop_s", (System.nanoTime() - failedAt) / 1e9);
-        return new Outcome(first.code(), record);
+        return new Outcome(first.code(), record, rankZeroDone);
     }
 
     /**

@@ -44,12 +44,18 @@ public final class Restarts
      * Marks a folder as the job's, once (an attempt of the same job leaves the mark and its time as they are).
      *
      * @param exp the experiment folder
-     * @param job the job's id; empty: no mark
+     * @param job the job's id; empty: a run of its own, which removes a job's mark
      * @throws IOException if the mark cannot be written
      */
     public static void markFolder(final String exp, final String job) throws IOException
     {
-        if (!job.isEmpty() && !job.equals(markOf(Path.of(exp))))
+        if (job.isEmpty())
+        {
+            // A run of its own in a folder a job marked (its rendezvous failed before it wrote a thing): the folder
+            // is no longer that job's, and a restart of a job by that id must not take this run's checkpoints.
+            Files.deleteIfExists(Path.of(exp, JOB_FILE));
+        }
+        else if (!job.equals(markOf(Path.of(exp))))
         {
             AtomicFiles.write(Path.of(exp, JOB_FILE), (job + "\n").getBytes(StandardCharsets.UTF_8));
         }
@@ -120,13 +126,14 @@ public final class Restarts
      * summary, but cannot list its own attempt's failure, and a rank 0 killed outright (SIGKILL) wrote none, which
      * left the summary of an earlier attempt as if it were the job's end. {@code elastic.attempts} then lists every
      * failed attempt, {@code error} names the last one's cause, and {@code elastic.fields_from_attempt} says which
-     * attempt the run's other fields come from. Only a summary of the job's: the folder marked with its id and the
-     * summary written since ({@link #markFolder}); any other (an earlier job's, or none) is left as it is.
+     * attempt the run's other fields come from (null where no rank 0 of the job wrote a summary: then it holds
+     * only those two). Only in a folder marked with the job's id ({@link #markFolder}); a summary there from before
+     * the mark (an earlier run's) counts as none, as rank 0's own would have replaced it.
      *
      * @param folder   the job's output folder
      * @param job      the job's id
      * @param attempts every failed attempt's record, the last included, oldest first
-     * @return whether the summary was updated
+     * @return whether the summary was written (false: the folder is not marked as the job's)
      * @throws IOException if it cannot be written
      */
     public static boolean recordLastFailure(final Path folder, final String job,
@@ -134,29 +141,36 @@ public final class Restarts
     {
         final Path file = folder.resolve("summary.json");
         final FileTime since = markedSince(folder.toString(), job);
-        if (null == since || !Files.isRegularFile(file) || Files.getLastModifiedTime(file).compareTo(since) < 0)
+        if (null == since)
         {
             return false;
         }
         final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         final Map<String, Object> summary;
-        try
+        if (!Files.isRegularFile(file) || Files.getLastModifiedTime(file).compareTo(since) < 0)
         {
-            summary = json.readValue(file.toFile(),
-                new TypeReference<LinkedHashMap<String, Object>>()
+            // No rank 0 of the job wrote one (each was killed outright): the attempts are all there is to say.
+            summary = new LinkedHashMap<>();
+        }
+        else
+        {
+            try
+            {
+                summary = json.readValue(file.toFile(), new TypeReference<LinkedHashMap<String, Object>>()
                 {
                 });
-        }
-        catch (final IOException ex)
-        {
-            return false;
+            }
+            catch (final IOException ex)
+            {
+                return false;
+            }
         }
         final Object section = summary.get("elastic");
         @SuppressWarnings("unchecked")
         final Map<String, Object> elastic = section instanceof Map<?, ?> map ? (Map<String, Object>)map
             : new LinkedHashMap<>();
         final Map<String, Object> last = attempts.get(attempts.size() - 1);
-        final Object written = elastic.getOrDefault("restart_count", 0);
+        final Object written = summary.isEmpty() ? null : elastic.getOrDefault("restart_count", 0);
         elastic.put("fields_from_attempt", written);
         elastic.put("restart_count", last.get("attempt"));
         elastic.put("attempts", attempts);
