@@ -225,7 +225,8 @@ final class LaunchCommand
                 final String cause = (String)outcome.record().get("cause");
                 // Rank 0 of ding4j's `train` ended its run (exit 0: solved or at its limit), the job's updates all
                 // done (the ranks update in lockstep): a restart would redo none and write its summary over rank 0's.
-                final boolean completed = outcome.rankZeroOk() && CLI_MAIN.equals(mainClass) && "train".equals(command.get(0));
+                final boolean completed = outcome.rankZeroOk() && CLI_MAIN.equals(mainClass)
+                    && "train".equals(command.get(0));
                 if (stopping || attempt >= maxRestarts || Main.BAD_INPUT == outcome.code() || null != folderLost
                     || completed)
                 {
