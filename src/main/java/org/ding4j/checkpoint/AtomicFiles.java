@@ -73,6 +73,7 @@ public final class AtomicFiles
     {
         Objects.requireNonNull(target, "target");
         Objects.requireNonNull(content, "content");
+        FolderLock.requireWritable(target.toAbsolutePath());
         try
         {
             replace(target.toAbsolutePath(), content);

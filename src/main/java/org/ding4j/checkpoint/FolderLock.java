@@ -8,8 +8,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One job at a time in an output folder: an OS file lock ({@code fcntl}, released by the OS when the process dies,
@@ -31,17 +34,26 @@ public final class FolderLock implements AutoCloseable
 
     /** The lock files this process holds (absolute, normalised). */
     private static final Set<Path> HELD = ConcurrentHashMap.newKeySet();
+    /** This process's borrowed holds, until closed. */
+    private static final Set<FolderLock> BORROWED = ConcurrentHashMap.newKeySet();
 
     private final Path file;
     private final FileChannel channel;
     /** Null while the hold is borrowed from the process that holds the folder for this one. */
     private volatile FileLock lock;
+    /** The process a borrowed hold is borrowed from, else 0. */
+    private final long lender;
+    /** Counted down when a borrowed hold's waiter took the lock over, or found it lost, or ended. */
+    private final CountDownLatch settled = new CountDownLatch(1);
+    /** Set when the waiter got the lock only after another process had held it since the lender. */
+    private volatile boolean lost;
 
-    private FolderLock(final Path file, final FileChannel channel, final FileLock lock)
+    private FolderLock(final Path file, final FileChannel channel, final FileLock lock, final long lender)
     {
         this.file = file;
         this.channel = channel;
         this.lock = lock;
+        this.lender = lender;
     }
 
     /**
@@ -83,14 +95,15 @@ public final class FolderLock implements AutoCloseable
                     final String pid = holder(file);
                     if (holder > 0 && Long.toString(holder).equals(pid) && holder == parent())
                     {
-                        final FolderLock borrowed = new FolderLock(file, channel, null);
+                        final FolderLock borrowed = new FolderLock(file, channel, null, holder);
+                        BORROWED.add(borrowed);
                         borrowed.takeOverWhenDropped();
                         return borrowed;
                     }
                     throw busy(folder, pid);
                 }
                 writeOwner(channel);
-                return new FolderLock(file, channel, lock);
+                return new FolderLock(file, channel, lock, 0);
             }
             catch (final IOException | RuntimeException ex)
             {
@@ -118,22 +131,96 @@ public final class FolderLock implements AutoCloseable
         return ProcessHandle.current().parent().map(ProcessHandle::pid).orElse(-1L);
     }
 
-    /** A borrowed hold's waiter: blocks for the lock, which the kernel grants it when the holder drops its own. */
+    /**
+     * A borrowed hold's waiter: blocks for the lock, which the kernel grants it when the holder drops its own. The
+     * lock file must still name the lender then: one that names another process means that process held the folder
+     * in between (this one was stopped, say), and the folder is no longer this job's: the lock is let go at once.
+     */
     private void takeOverWhenDropped()
     {
         final Thread waiter = org.ding4j.torch.Threads.newThread(() -> {
             try
             {
                 final FileLock taken = channel.lock();
-                writeOwner(channel);
-                lock = taken;
+                // Read through this channel: closing another descriptor of the file would drop the lock just taken.
+                final ByteBuffer text = ByteBuffer.allocate(32);
+                channel.read(text, 0);
+                if (Long.toString(lender).equals(new String(text.array(), 0, text.position(),
+                    StandardCharsets.US_ASCII).trim()))
+                {
+                    writeOwner(channel);
+                    lock = taken;
+                }
+                else
+                {
+                    lost = true;
+                    taken.release();
+                }
             }
             catch (final IOException | RuntimeException ex)
             {
                 // Closed first (this hold ended), or the file cannot be written: the lock goes with the channel.
             }
+            finally
+            {
+                settled.countDown();
+            }
         }, "folder-lock");
         waiter.start();
+    }
+
+    /**
+     * Refuses a write into a folder this process borrowed from a lender that is gone, unless this process took the
+     * lock over: a rank stopped (SIGSTOP) while its launcher died, continued after another job took the folder, wrote
+     * its last checkpoints and summary among that job's (its run stopped through its peers' vote, not only through
+     * its own launcher watch). Files outside borrowed folders, and a process that borrowed none, pass at once.
+     *
+     * @param target the file about to be written (absolute)
+     * @throws IOException naming the folder if it is no longer this job's
+     */
+    static void requireWritable(final Path target) throws IOException
+    {
+        for (final FolderLock borrowed : BORROWED)
+        {
+            if (target.normalize().startsWith(borrowed.file.getParent()) && !borrowed.kept())
+            {
+                throw new IOException(borrowed.file.getParent() + " is no longer this job's folder: its launcher (pid "
+                    + borrowed.lender + "), which held it for this process, is gone, and another process took it");
+            }
+        }
+    }
+
+    /** @return whether this borrowed hold still stands: its lender holds the lock, or this process took it over */
+    private boolean kept()
+    {
+        if (0 == settled.getCount())
+        {
+            return !lost && null != lock;
+        }
+        if (ProcessHandle.of(lender).map(ProcessHandle::isAlive).orElse(false))
+        {
+            return true;
+        }
+        // The kernel hands the lock to the waiter as the lender's process ends: well within this.
+        return awaitTakeover(Duration.ofSeconds(2));
+    }
+
+    /**
+     * @param wait how long to wait for this borrowed hold's waiter to get the lock (its lender dropped it)
+     * @return whether it took the lock over; false if the folder was taken by another process in between, or the
+     *     wait ended first
+     */
+    boolean awaitTakeover(final Duration wait)
+    {
+        try
+        {
+            return settled.await(wait.toNanos(), TimeUnit.NANOSECONDS) && !lost && null != lock;
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
     /** @return whether this process holds the lock itself (a borrowed hold: once it took the lock over) */
@@ -144,8 +231,23 @@ public final class FolderLock implements AutoCloseable
 
     private static IllegalStateException busy(final Path folder, final String pid)
     {
-        return new IllegalStateException(folder.toAbsolutePath() + " is in use by another job (pid " + pid + "): one "
+        return new IllegalStateException(folder.toAbsolutePath() + " is in use by another job (" + who(pid) + "): one "
             + "job writes a folder at a time; give this one another exp_name or wait for that one to end");
+    }
+
+    /** The holder as the lock file names it: a holder that took the lock a moment ago still shows its predecessor. */
+    private static String who(final String pid)
+    {
+        try
+        {
+            final boolean alive = ProcessHandle.of(Long.parseLong(pid)).map(ProcessHandle::isAlive).orElse(false);
+            return alive ? "pid " + pid
+                : "the lock file names pid " + pid + ", which has ended: its new holder took it a moment ago";
+        }
+        catch (final NumberFormatException ex)
+        {
+            return "pid " + pid;
+        }
     }
 
     private static String holder(final Path file)
@@ -185,6 +287,7 @@ public final class FolderLock implements AutoCloseable
             finally
             {
                 HELD.remove(file);
+                BORROWED.remove(this);
             }
         }
     }

@@ -4,11 +4,13 @@ import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 
 /**
  * A child JVM of the folder-lock tests: tries to take a folder's lock and says whether it got it. With a second
- * argument (its parent's pid, which holds the folder for it) it borrows the hold, says so, waits until it has taken
- * the lock over (its parent dropped it), says so, and keeps it until its standard input ends.
+ * argument (its parent's pid, which holds the folder for it) it borrows the hold, says so, then says whether it took
+ * the lock over once its parent dropped it ("kept") or found the folder taken in between ("lost"), whether a write into
+ * the folder then goes through, and ends when its standard input does.
  */
 public final class FolderLockProbe
 {
@@ -23,13 +25,17 @@ public final class FolderLockProbe
             System.out.println(lock.owned() ? "acquired" : "borrowed");
             if (args.length > 1)
             {
-                // Within the test's own timeout: the parent drops its lock once it read "borrowed".
-                final long deadline = System.nanoTime() + 60_000_000_000L;
-                while (!lock.owned() && System.nanoTime() - deadline < 0)
+                // The parent drops its lock once it read "borrowed" (as a dying launcher does).
+                System.out.println(lock.awaitTakeover(Duration.ofSeconds(60)) ? "kept" : "lost");
+                try
                 {
-                    Thread.sleep(5);
+                    AtomicFiles.write(Path.of(args[0], "probe.txt"), new byte[] {1});
+                    System.out.println("wrote");
                 }
-                System.out.println(lock.owned() ? "took over" : "never took over");
+                catch (final java.io.IOException ex)
+                {
+                    System.out.println("refused: " + ex.getMessage());
+                }
                 new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
             }
         }

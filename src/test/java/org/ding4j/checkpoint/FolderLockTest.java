@@ -38,7 +38,8 @@ class FolderLockTest
         {
             assertEquals("borrowed", said.readLine());
             held.close();
-            assertEquals("took over", said.readLine());
+            assertEquals("kept", said.readLine());
+            assertEquals("wrote", said.readLine());
             final IllegalStateException refused = assertThrows(IllegalStateException.class,
                 () -> FolderLock.acquire(dir).close());
             assertTrue(refused.getMessage().contains("(pid " + child.pid() + ")"), refused::getMessage);
@@ -51,5 +52,44 @@ class FolderLockTest
         }
         // Free again once the rank ended.
         FolderLock.acquire(dir).close();
+    }
+
+    /**
+     * A rank stopped (SIGSTOP) while its launcher died, and another job took and let go of the folder meanwhile: the
+     * rank, continued, gets the lock, but the lock file names that job, so it lets go, and its writes into the folder
+     * are refused (before, it wrote its final checkpoint and summary into the other job's folder, and kept that job's
+     * lock).
+     */
+    @Test
+    void aHoldTakenByAnotherProcessMeanwhileShouldBeKnownLost() throws Exception
+    {
+        final FolderLock held = FolderLock.acquire(dir);
+        final List<String> command = ChildJvm.javaCommand(dir, FolderLockProbe.class.getName());
+        command.addAll(List.of(dir.toString(), Long.toString(ProcessHandle.current().pid())));
+        final Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
+        try (BufferedReader said = new BufferedReader(new InputStreamReader(child.getInputStream(),
+            StandardCharsets.UTF_8)))
+        {
+            assertEquals("borrowed", said.readLine());
+            assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(child.pid())).start().waitFor());
+            held.close();
+            final List<String> other = ChildJvm.javaCommand(dir, FolderLockProbe.class.getName());
+            other.add(dir.toString());
+            final Process job = new ProcessBuilder(other).redirectErrorStream(true).start();
+            final String jobSaid = new String(job.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertTrue(job.waitFor(60, TimeUnit.SECONDS) && jobSaid.startsWith("acquired"), jobSaid);
+            assertEquals(0, new ProcessBuilder("kill", "-CONT", Long.toString(child.pid())).start().waitFor());
+            assertEquals("lost", said.readLine());
+            final String write = said.readLine();
+            assertTrue(write.startsWith("refused: ") && write.contains("is no longer this job's folder"), write);
+            // It let go: the folder is free for the next job, though the rank still runs.
+            FolderLock.acquire(dir).close();
+            child.getOutputStream().close();
+            assertTrue(child.waitFor(60, TimeUnit.SECONDS));
+        }
+        finally
+        {
+            child.destroyForcibly();
+        }
     }
 }
