@@ -72,6 +72,8 @@ class FolderLockTest
         {
             assertEquals("borrowed", said.readLine());
             assertEquals(0, new ProcessBuilder("kill", "-STOP", Long.toString(child.pid())).start().waitFor());
+            // The signal is delivered, not yet taken: a waiter woken by the release before it stops takes the lock.
+            awaitStopped(child.pid());
             held.close();
             final List<String> other = ChildJvm.javaCommand(dir, FolderLockProbe.class.getName());
             other.add(dir.toString());
@@ -90,6 +92,30 @@ class FolderLockTest
         finally
         {
             child.destroyForcibly();
+        }
+    }
+
+    /** Returns once every thread of the process is stopped (state T), within 30 s (polled: no signal says so). */
+    private static void awaitStopped(final long pid) throws Exception
+    {
+        final long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true)
+        {
+            boolean all = true;
+            try (java.util.stream.Stream<Path> threads = java.nio.file.Files.list(Path.of("/proc", pid + "", "task")))
+            {
+                for (final Path thread : threads.toList())
+                {
+                    final String stat = java.nio.file.Files.readString(thread.resolve("stat"));
+                    all &= stat.substring(stat.lastIndexOf(')') + 1).strip().startsWith("T");
+                }
+            }
+            if (all)
+            {
+                return;
+            }
+            assertTrue(System.nanoTime() - deadline < 0, "process " + pid + " did not stop");
+            Thread.sleep(1);
         }
     }
 }
