@@ -11,6 +11,11 @@ import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Locale;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.bytedeco.javacpp.chrono.Milliseconds;
 import org.bytedeco.pytorch.ByteVector;
@@ -19,6 +24,7 @@ import org.bytedeco.pytorch.Store;
 import org.bytedeco.pytorch.StringVector;
 import org.bytedeco.pytorch.TCPStore;
 import org.bytedeco.pytorch.TCPStoreOptions;
+import org.ding4j.torch.Threads;
 import org.slf4j.LoggerFactory;
 
 /**
@@ -104,14 +110,9 @@ final class Rendezvous implements AutoCloseable
         }
         // A host that answered the probe takes c10d's connection at once, even at the deadline's edge.
         final long left = Math.max(PROBE_TIMEOUT.toMillis(), (deadline - System.nanoTime()) / 1_000_000);
-        try (Milliseconds connectWithin = new Milliseconds(host ? timeout.toMillis() : left);
-            TCPStoreOptions storeOptions = new TCPStoreOptions()
-                .port((short)info.masterPort())
-                .isServer(host)
-                .waitWorkers(false)
-                .timeout(connectWithin))
+        try
         {
-            final TCPStore connected = new TCPStore(info.masterAddr(), storeOptions);
+            final TCPStore connected = host ? make(true, timeout.toMillis()) : makeWithin(left);
             try (Milliseconds whole = new Milliseconds(timeout.toMillis()))
             {
                 // A key's wait or a collective's store access may take the whole timeout from here on.
@@ -131,6 +132,77 @@ final class Rendezvous implements AutoCloseable
                 + (reason.toLowerCase(Locale.ROOT).contains("address already in use")
                 ? " cannot be hosted: the port is in use (another job? give each job its own --master-port): "
                 : " failed within " + timeout.toMillis() + " ms: ") + reason, ex);
+        }
+    }
+
+    /** c10d's store, hosted or connected to, within {@code millis}. */
+    private TCPStore make(final boolean host, final long millis)
+    {
+        try (Milliseconds connectWithin = new Milliseconds(millis);
+            TCPStoreOptions storeOptions = new TCPStoreOptions()
+                .port((short)info.masterPort())
+                .isServer(host)
+                .waitWorkers(false)
+                .timeout(connectWithin))
+        {
+            return new TCPStore(info.masterAddr(), storeOptions);
+        }
+    }
+
+    /**
+     * A client's connection, made on a thread of its own and waited for at most {@code millis} (and a probe's time
+     * more): a listener that accepts and never answers (another service on the port) kept c10d's handshake, which no
+     * timeout or interrupt ends, waiting for ever, past the rendezvous timeout and deaf to SIGTERM. Such a thread is
+     * left to its wait (a daemon, with the store it may still make closed when it does).
+     *
+     * @throws DistException if the store does not answer in time, or the wait is interrupted
+     */
+    private TCPStore makeWithin(final long millis)
+    {
+        final CompletableFuture<TCPStore> made = new CompletableFuture<>();
+        Threads.newThread(() -> {
+            try
+            {
+                final TCPStore store = make(false, millis);
+                if (!made.complete(store))
+                {
+                    store.close();
+                }
+            }
+            catch (final RuntimeException | Error ex)
+            {
+                made.completeExceptionally(ex);
+            }
+        }, "store-connect").start();
+        try
+        {
+            return made.get(millis + PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+        }
+        catch (final ExecutionException ex)
+        {
+            throw ex.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(ex.getCause());
+        }
+        catch (final TimeoutException ex)
+        {
+            abandon(made);
+            throw new DistException("rendezvous", info, "TCPStore at " + address() + " accepted the connection but "
+                + "did not answer within " + millis + " ms: is another service listening on that port?", ex);
+        }
+        catch (final InterruptedException ex)
+        {
+            Thread.currentThread().interrupt();
+            abandon(made);
+            throw new DistException("rendezvous", info, "interrupted while waiting for the store at " + address()
+                + " to answer", ex);
+        }
+    }
+
+    /** A connection given up on: a store made after all is closed by the thread that made it. */
+    private static void abandon(final CompletableFuture<TCPStore> made)
+    {
+        if (!made.completeExceptionally(new CancellationException("abandoned")) && !made.isCompletedExceptionally())
+        {
+            made.join().close();
         }
     }
 

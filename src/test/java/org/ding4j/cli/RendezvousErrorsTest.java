@@ -79,6 +79,22 @@ class RendezvousErrorsTest
         assertFalse(java.nio.file.Files.exists(dir.resolve("exp/log")), node1::output);
     }
 
+    /**
+     * Another service on the master port, which accepts connections and never answers: c10d's handshake waited for
+     * ever (past the rendezvous timeout, deaf to SIGTERM until the launcher's 30 s grace ran out).
+     */
+    @Test
+    void aListenerThatNeverAnswersShouldBeNamedWithinTheTimeout() throws Exception
+    {
+        try (java.net.ServerSocket stranger = new java.net.ServerSocket(0))
+        {
+            final ChildJvm node1 = node(1, 2, stranger.getLocalPort(), "pipeline.dist_timeout_s=3");
+            assertNotEquals(0, node1.await(120), node1::output);
+            assertTrue(node1.output().contains("rendezvous failed on rank 1 of 2: TCPStore at 127.0.0.1:"
+                + stranger.getLocalPort() + " accepted the connection but did not answer within"), node1::output);
+        }
+    }
+
     @Test
     void aStopShouldEndRankZerosWaitForARankThatNeverJoins() throws Exception
     {
