@@ -180,7 +180,8 @@ final class Rendezvous implements AutoCloseable
         }
         catch (final ExecutionException ex)
         {
-            throw ex.getCause() instanceof RuntimeException runtime ? runtime : new IllegalStateException(ex.getCause());
+            throw ex.getCause() instanceof RuntimeException runtime ? runtime
+                : new IllegalStateException(ex.getCause());
         }
         catch (final TimeoutException ex)
         {
