@@ -148,8 +148,9 @@ public final class FolderLock implements AutoCloseable
                 if (Long.toString(lender).equals(new String(text.array(), 0, text.position(),
                     StandardCharsets.US_ASCII).trim()))
                 {
-                    writeOwner(channel);
+                    // Held from here on, though writing this process's pid into the file should fail.
                     lock = taken;
+                    writeOwner(channel);
                 }
                 else
                 {
@@ -193,11 +194,17 @@ public final class FolderLock implements AutoCloseable
     /** @return whether this borrowed hold still stands: its lender holds the lock, or this process took it over */
     private boolean kept()
     {
-        if (0 == settled.getCount())
+        if (lost)
         {
-            return !lost && null != lock;
+            return false;
         }
-        if (ProcessHandle.of(lender).map(ProcessHandle::isAlive).orElse(false))
+        if (null != lock)
+        {
+            return true;
+        }
+        // Still this process's parent: a lender that ended leaves its children to another (a zombie it leaves
+        // unreaped, or a process that reused its pid, would pass a liveness test).
+        if (lender == parent())
         {
             return true;
         }
@@ -270,6 +277,8 @@ public final class FolderLock implements AutoCloseable
     @Override
     public void close() throws IOException
     {
+        // Out of the borrowed set first: a write checked while the channel closes would find the hold gone.
+        BORROWED.remove(this);
         try
         {
             final FileLock held = lock;
@@ -287,7 +296,6 @@ public final class FolderLock implements AutoCloseable
             finally
             {
                 HELD.remove(file);
-                BORROWED.remove(this);
             }
         }
     }

@@ -399,7 +399,8 @@ final class LaunchCommand
             for (int done = 0; done < nproc; done++)
             {
                 final Exit exit = exits.take();
-                rankZeroDone |= 0 == exit.rank() && 0 == exit.code();
+                // Before any failure only: a rank 0 the launcher stopped (SIGTERM) exits 0 too.
+                rankZeroDone |= null == first && 0 == exit.rank() && 0 == exit.code();
                 if (0 != exit.code() && null == first)
                 {
                     first = exit;

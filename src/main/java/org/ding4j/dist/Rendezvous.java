@@ -125,6 +125,10 @@ final class Rendezvous implements AutoCloseable
             }
             return connected;
         }
+        catch (final DistException ex)
+        {
+            throw ex;  // said already (a store that never answered, an interrupted wait)
+        }
         catch (final RuntimeException ex)
         {
             final String reason = DistGroup.reason(ex);
@@ -160,7 +164,7 @@ final class Rendezvous implements AutoCloseable
     private TCPStore makeWithin(final long millis)
     {
         final CompletableFuture<TCPStore> made = new CompletableFuture<>();
-        Threads.newThread(() -> {
+        final Thread maker = Threads.newThread(() -> {
             try
             {
                 final TCPStore store = make(false, millis);
@@ -173,13 +177,21 @@ final class Rendezvous implements AutoCloseable
             {
                 made.completeExceptionally(ex);
             }
-        }, "store-connect").start();
+        }, "store-connect");
+        // A daemon whatever the application's factory makes: one left in a handshake that never ends must not keep
+        // the JVM from exiting.
+        maker.setDaemon(true);
+        maker.start();
         try
         {
             return made.get(millis + PROBE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
         }
         catch (final ExecutionException ex)
         {
+            if (ex.getCause() instanceof Error error)
+            {
+                throw error;
+            }
             throw ex.getCause() instanceof RuntimeException runtime ? runtime
                 : new IllegalStateException(ex.getCause());
         }

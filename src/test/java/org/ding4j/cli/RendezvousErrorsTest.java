@@ -92,6 +92,8 @@ class RendezvousErrorsTest
             assertNotEquals(0, node1.await(120), node1::output);
             assertTrue(node1.output().contains("rendezvous failed on rank 1 of 2: TCPStore at 127.0.0.1:"
                 + stranger.getLocalPort() + " accepted the connection but did not answer within"), node1::output);
+            final String error = node1.firstLine(l -> l.startsWith("[rank 1] ding4j: "));
+            assertEquals(error.indexOf("rendezvous failed"), error.lastIndexOf("rendezvous failed"), error);
         }
     }
 
