@@ -183,9 +183,9 @@ public final class FolderLock implements AutoCloseable
     {
         for (final FolderLock borrowed : BORROWED)
         {
-            if (target.normalize().startsWith(borrowed.file.getParent()) && !borrowed.kept())
+            if (target.normalize().startsWith(borrowed.folder()) && !borrowed.kept())
             {
-                throw new IOException(borrowed.file.getParent() + " is no longer this job's folder: its launcher (pid "
+                throw new IOException(borrowed.folder() + " is no longer this job's folder: its launcher (pid "
                     + borrowed.lender + "), which held it for this process, is gone, and another process took it");
             }
         }
@@ -228,6 +228,12 @@ public final class FolderLock implements AutoCloseable
             Thread.currentThread().interrupt();
             return false;
         }
+    }
+
+    /** @return the folder this lock is for (absolute, normalised) */
+    public Path folder()
+    {
+        return file.getParent();
     }
 
     /** @return whether this process holds the lock itself (a borrowed hold: once it took the lock over) */

@@ -335,7 +335,7 @@ final class LaunchCommand
         }
         try
         {
-            Restarts.recordLastFailure(ElasticAttempt.readFolder(folderFile), jobId, failed);
+            Restarts.recordLastFailure(heldFolder.folder(), jobId, failed);
         }
         catch (final IOException ex)
         {
@@ -412,8 +412,8 @@ final class LaunchCommand
                     {
                         // (A launcher that is stopping stopped the rank itself: no news.)
                         err.println("ding4j launch: rank " + exit.rank() + " exited with " + exit.code()
-                            + (stopped.isEmpty() ? "" : " (rank(s) " + stopped + " of this node stopped by a signal "
-                            + "(SIGSTOP) at the time)") + "; stopping the other ranks");
+                            + (stopped.isEmpty() ? "" : " (" + stoppedNote(stopped) + ")") + "; stopping the other "
+                            + "ranks");
                         err.flush();
                     }
                     stopAll(processes);
@@ -443,13 +443,18 @@ final class LaunchCommand
         record.put("failed_rank", first.rank());
         record.put("exit_code", first.code());
         record.put("cause", "rank " + first.rank() + " " + describeExit(first.code())
-            + (null == own ? "" : ": " + own.message()) + (stopped.isEmpty() ? ""
-            : "; rank(s) " + stopped + " of this node stopped by a signal (SIGSTOP) at the time"));
+            + (null == own ? "" : ": " + own.message()) + (stopped.isEmpty() ? "" : "; " + stoppedNote(stopped)));
         record.put("stopped_ranks", stopped);
         record.put("update_reached", reached < 0 ? null : reached);
         record.put("ran_s", (failedAt - began) / 1e9);
         record.put("stop_s", (System.nanoTime() - failedAt) / 1e9);
         return new Outcome(first.code(), record, rankZeroDone);
+    }
+
+    /** @return what the launcher's line and the attempt's cause say of the ranks a signal had stopped */
+    private static String stoppedNote(final List<Integer> stopped)
+    {
+        return "rank(s) " + stopped + " of this node stopped by a signal (SIGSTOP) at the time";
     }
 
     /**

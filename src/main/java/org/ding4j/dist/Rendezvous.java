@@ -102,7 +102,7 @@ final class Rendezvous implements AutoCloseable
      */
     private TCPStore connect()
     {
-        final boolean host = 0 == info.rank() && !info.usesAgentStore();
+        final boolean host = hostsStore();
         final long deadline = System.nanoTime() + timeout.toNanos();
         if (!host)
         {
@@ -288,6 +288,12 @@ final class Rendezvous implements AutoCloseable
         }
     }
 
+    /** @return whether this rank hosts the store: rank 0, unless torchrun's agent hosts it */
+    private boolean hostsStore()
+    {
+        return 0 == info.rank() && !info.usesAgentStore();
+    }
+
     /**
      * @return whether the store's host no longer accepts connections (it failed, and took the store with it): then
      *     c10d's client, asked anyway, prints a warning with a native backtrace per call before it throws, ahead of
@@ -295,7 +301,7 @@ final class Rendezvous implements AutoCloseable
      */
     private boolean hostGone()
     {
-        if (0 == info.rank() && !info.usesAgentStore())
+        if (hostsStore())
         {
             return false;
         }

@@ -11,7 +11,6 @@ import java.util.Map;
 
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.SerializationFeature;
 import org.ding4j.checkpoint.AtomicFiles;
 import org.ding4j.checkpoint.TorchCheckpointIO;
 import org.ding4j.dist.ElasticAttempt;
@@ -145,7 +144,6 @@ public final class Restarts
         {
             return false;
         }
-        final ObjectMapper json = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
         final Map<String, Object> summary;
         if (!Files.isRegularFile(file) || Files.getLastModifiedTime(file).compareTo(since) < 0)
         {
@@ -156,9 +154,10 @@ public final class Restarts
         {
             try
             {
-                summary = json.readValue(file.toFile(), new TypeReference<LinkedHashMap<String, Object>>()
-                {
-                });
+                summary = new ObjectMapper().readValue(file.toFile(),
+                    new TypeReference<LinkedHashMap<String, Object>>()
+                    {
+                    });
             }
             catch (final IOException ex)
             {
@@ -176,7 +175,7 @@ public final class Restarts
         elastic.put("attempts", attempts);
         summary.put("elastic", elastic);
         summary.put("error", last.get("cause"));
-        AtomicFiles.write(file, json.writeValueAsBytes(summary));
+        SummaryFile.writeJson(summary, file);
         return true;
     }
 

@@ -30,6 +30,16 @@ public final class SummaryFile
         // The JVM's age when the summary is written: the process wall time but for writing this file and exiting.
         json.put("process_uptime_s", ManagementFactory.getRuntimeMXBean().getUptime() / 1e3);
         json.putAll(paths);
+        writeJson(json, file);
+    }
+
+    /**
+     * @param json the whole summary, in order
+     * @param file the summary file
+     * @throws IOException if it cannot be written
+     */
+    static void writeJson(final Map<String, Object> json, final Path file) throws IOException
+    {
         AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsBytes(json));
     }
 }
