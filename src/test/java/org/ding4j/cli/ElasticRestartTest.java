@@ -119,6 +119,9 @@ class ElasticRestartTest
             assertTrue(launcher.reached.await(120, TimeUnit.SECONDS), launcher::output);
             signal(launcher, 0, 1, "KILL");
             assertTrue(training.await(120, TimeUnit.SECONDS), launcher::output);
+            // Rank 1 stopped first, so that rank 0's end is surely the launcher's first news of this attempt (the
+            // launcher resumes rank 1 as it stops it).
+            signal(launcher, 1, 1, "STOP");
             signal(launcher, 1, 0, "KILL");
             assertNotEquals(0, launcher.await(180), launcher::output);
         }
